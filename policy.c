@@ -1,0 +1,455 @@
+/*
+ * policy.c: compiles the file-system options into the ordered rule list that
+ * every backend enforces. Order: WRITE root (unless --scope), WRITE each
+ * --write, with --scope READONLY root then WRITE each scope path; then pins
+ * (see below), READONLY for the protected list and each --deny-write, and
+ * DENY_READ for each --deny-read; a later rule overrides the earlier ones
+ * below its path. Invariants: every rule path is absolute and resolved (no
+ * symlink in it), except placeholders, whose parent is resolved; the
+ * protected list never fails the run: a protected path that cannot be used is
+ * skipped. No I/O besides stat, readdir and realpath.
+ *
+ * Pins: a read-only path below a writable folder can be swapped out by
+ * renaming one of its parents ("mv .git .git-old; mkdir .git") unless each
+ * of those parents is itself a mount point, which rename(2) refuses with
+ * EBUSY. So every folder strictly between a writable folder and a read-only
+ * or denied path below it gets a WRITE rule on itself (implicit=1): it grants
+ * nothing new, it only pins the name.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <pwd.h>
+#include "sbx.h"
+
+#define GIT_MODULES_DEPTH	6	/* modules/a/modules/b/... */
+
+/* Protected in every writable folder, where they exist. */
+static const char *const workspace_files[] = {
+	".gitmodules", ".envrc", ".vscode", ".idea", ".claude", ".cursor",
+	".mcp.json", ".husky", ".devcontainer", NULL
+};
+
+/* Shell start-up files held as empty read-only placeholders when missing. */
+static const char *const home_placeholders[] = {
+	".bashrc", ".bash_profile", ".profile", ".zshrc", ".zshenv", NULL
+};
+
+/* Protected in $HOME where they exist. */
+static const char *const home_files[] = {
+	".bash_login", ".bash_logout", ".zprofile", ".zlogin", ".zlogout",
+	".inputrc", ".config/fish", ".ssh", ".gitconfig", ".config/git", NULL
+};
+
+/* A rule list under construction. */
+struct plist {
+	struct rule	*r;
+	size_t		 n;
+	size_t		 cap;
+};
+
+static enum path_type
+type_of(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) == -1)
+		return PATH_MISSING;
+	if (S_ISDIR(st.st_mode))
+		return PATH_DIR;
+	if (S_ISREG(st.st_mode))
+		return PATH_FILE;
+	return PATH_OTHER;
+}
+
+static int
+plist_has(const struct plist *l, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->r[i].path, path) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+plist_add(struct plist *l, enum rule_kind kind, const char *path,
+    enum path_type type, int implicit, enum path_type create)
+{
+	struct rule *r;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 16;
+		l->r = xrealloc(l->r, l->cap * sizeof(*l->r));
+	}
+	r = &l->r[l->n++];
+	r->kind = kind;
+	r->path = xstrdup(path);
+	r->type = type;
+	r->implicit = implicit;
+	r->create = create;
+}
+
+static void
+plist_free(struct plist *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->r[i].path);
+	free(l->r);
+	l->r = NULL;
+	l->n = l->cap = 0;
+}
+
+/* The deepest writable folder that holds path, or NULL. */
+static const char *
+writable_holder(const struct strv *w, const char *path)
+{
+	const char *best = NULL;
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		if (path_under(path, w->v[i]) &&
+		    (best == NULL || strlen(w->v[i]) > strlen(best)))
+			best = w->v[i];
+	return best;
+}
+
+static int
+under_any(const struct strv *v, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (path_under(path, v->v[i]))
+			return 1;
+	return 0;
+}
+
+static void
+push_unique(struct strv *v, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (strcmp(v->v[i], path) == 0)
+			return;
+	strv_push(v, path);
+}
+
+/*
+ * The folders that end up writable: the root unless --scope; each --write,
+ * except, with --scope, one inside the root but outside every scope path
+ * (scope applies after --write); each scope path.
+ */
+static void
+compute_writable(const struct sbx_opts *o, struct strv *w)
+{
+	size_t i;
+
+	if (o->scope.n == 0)
+		push_unique(w, o->root);
+	for (i = 0; i < o->write.n; i++) {
+		if (o->scope.n > 0 && path_under(o->write.v[i], o->root) &&
+		    !under_any(&o->scope, o->write.v[i]))
+			continue;
+		push_unique(w, o->write.v[i]);
+	}
+	for (i = 0; i < o->scope.n; i++)
+		push_unique(w, o->scope.v[i]);
+}
+
+/*
+ * Protect one candidate: at its real target when that lies in a writable
+ * folder (elsewhere it is read-only already); a dangling symlink is skipped;
+ * a missing path becomes a placeholder when create says so.
+ */
+static void
+protect(struct plist *l, const struct strv *w, const char *path,
+    enum path_type create)
+{
+	char real[PATH_MAX], *dir, *base, *ph;
+	struct stat st;
+
+	if (realpath(path, real) != NULL) {
+		if (writable_holder(w, real) && !plist_has(l, real))
+			plist_add(l, RULE_READONLY, real, type_of(real), 1,
+			    PATH_MISSING);
+		return;
+	}
+	if (errno != ENOENT || create == PATH_MISSING ||
+	    lstat(path, &st) == 0)
+		return;
+	dir = xstrdup(path);
+	base = strrchr(dir, '/');
+	*base++ = '\0';
+	if (realpath(*dir ? dir : "/", real) != NULL &&
+	    type_of(real) == PATH_DIR) {
+		ph = xasprintf("%s/%s", strcmp(real, "/") ? real : "", base);
+		if (writable_holder(w, ph) && !plist_has(l, ph))
+			plist_add(l, RULE_READONLY, ph, PATH_MISSING, 1,
+			    create);
+		free(ph);
+	}
+	free(dir);
+}
+
+static void
+protect_in(struct plist *l, const struct strv *w, const char *dir,
+    const char *name, enum path_type create)
+{
+	char *p;
+
+	p = xasprintf("%s/%s", strcmp(dir, "/") ? dir : "", name);
+	protect(l, w, p, create);
+	free(p);
+}
+
+static void protect_gitdir(struct plist *, const struct strv *, const char *,
+    int);
+
+/* Submodule git dirs live at modules/NAME, NAME possibly with slashes. */
+static void
+protect_modules(struct plist *l, const struct strv *w, const char *dir,
+    int depth)
+{
+	struct dirent *de;
+	char *sub, *head;
+	DIR *d;
+
+	if (depth > GIT_MODULES_DEPTH || (d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		sub = xasprintf("%s/%s", dir, de->d_name);
+		head = xasprintf("%s/HEAD", sub);
+		if (type_of(sub) == PATH_DIR) {
+			if (access(head, F_OK) == 0)
+				protect_gitdir(l, w, sub, depth + 1);
+			else
+				protect_modules(l, w, sub, depth + 1);
+		}
+		free(head);
+		free(sub);
+	}
+	closedir(d);
+}
+
+/*
+ * A git dir: hooks and config run code in git commands started later
+ * outside the sandbox, so both are held read-only, as empty placeholders
+ * when missing; likewise per-worktree config and submodule git dirs.
+ */
+static void
+protect_gitdir(struct plist *l, const struct strv *w, const char *g,
+    int depth)
+{
+	struct dirent *de;
+	char *p;
+	DIR *d;
+
+	protect_in(l, w, g, "hooks", PATH_DIR);
+	protect_in(l, w, g, "config", PATH_FILE);
+	protect_in(l, w, g, "config.worktree", PATH_MISSING);
+	p = xasprintf("%s/worktrees", g);
+	if ((d = opendir(p)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			char *wt;
+
+			if (de->d_name[0] == '.')
+				continue;
+			wt = xasprintf("%s/%s/config.worktree", p, de->d_name);
+			protect(l, w, wt, PATH_MISSING);
+			free(wt);
+		}
+		closedir(d);
+	}
+	free(p);
+	p = xasprintf("%s/modules", g);
+	protect_modules(l, w, p, depth);
+	free(p);
+}
+
+/*
+ * The repositories that hold a writable folder: the folder itself and each
+ * of its parents (a writable .git folder belongs to the repository above).
+ * A .git file (a gitdir pointer) is held read-only so it cannot be pointed
+ * at a git dir the command made.
+ */
+static void
+protect_repos(struct plist *l, const struct strv *w, const char *folder)
+{
+	char *dir, *git, *slash;
+	struct stat st;
+
+	dir = xstrdup(folder);
+	for (;;) {
+		git = xasprintf("%s/.git", strcmp(dir, "/") ? dir : "");
+		if (stat(git, &st) == 0) {
+			if (S_ISDIR(st.st_mode))
+				protect_gitdir(l, w, git, 0);
+			else
+				protect(l, w, git, PATH_MISSING);
+		}
+		free(git);
+		if (strcmp(dir, "/") == 0)
+			break;
+		slash = strrchr(dir, '/');
+		if (slash == dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	free(dir);
+}
+
+static char *
+home_dir(void)
+{
+	const char *h = getenv("HOME");
+	struct passwd *pw;
+	char real[PATH_MAX];
+
+	if ((h == NULL || *h != '/') && (pw = getpwuid(getuid())) != NULL)
+		h = pw->pw_dir;
+	if (h == NULL || *h != '/' || realpath(h, real) == NULL)
+		return NULL;
+	return xstrdup(real);
+}
+
+static void
+compute_protected(const struct strv *w, struct plist *l)
+{
+	size_t i, j;
+	char *home;
+
+	for (i = 0; i < w->n; i++) {
+		protect_repos(l, w, w->v[i]);
+		if (type_of(w->v[i]) != PATH_DIR)
+			continue;
+		for (j = 0; workspace_files[j]; j++)
+			protect_in(l, w, w->v[i], workspace_files[j],
+			    PATH_MISSING);
+	}
+	/* Candidates in $HOME count wherever they are writable: -w ~/.config
+	 * exposes .config/fish as much as a writable $HOME does. */
+	if ((home = home_dir()) == NULL)
+		return;
+	for (j = 0; home_placeholders[j]; j++)
+		protect_in(l, w, home, home_placeholders[j], PATH_FILE);
+	for (j = 0; home_files[j]; j++)
+		protect_in(l, w, home, home_files[j], PATH_MISSING);
+	free(home);
+}
+
+/* Pin each folder strictly between path's writable holder and path. */
+static void
+pin_parents(struct plist *pins, const struct strv *w, const char *path)
+{
+	const char *holder = writable_holder(w, path);
+	size_t hl;
+	char *p, *s;
+
+	if (holder == NULL || strcmp(holder, path) == 0)
+		return;
+	hl = strcmp(holder, "/") ? strlen(holder) : 0;
+	p = xstrdup(path);
+	for (s = p + hl + 1; (s = strchr(s, '/')) != NULL; s++) {
+		*s = '\0';
+		if (!plist_has(pins, p))
+			plist_add(pins, RULE_WRITE, p, PATH_DIR, 1,
+			    PATH_MISSING);
+		*s = '/';
+	}
+	free(p);
+}
+
+static int
+check_deny_read(const char *path, struct sbx_err *e)
+{
+	struct stat st;
+
+	if (stat(path, &st) == -1)
+		return sbx_errf(e, ERR_PATH, "--deny-read %s: %s", path,
+		    strerror(errno));
+	/* Mounts hide a name, not an inode: another name stays readable. */
+	if (S_ISREG(st.st_mode) && st.st_nlink > 1)
+		return sbx_errf(e, ERR_POLICY, "--deny-read %s: the file has "
+		    "%lu hard links; the other names would stay readable",
+		    path, (unsigned long)st.st_nlink);
+	return 0;
+}
+
+static void
+add_all(struct plist *l, const struct strv *v, enum rule_kind kind)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		plist_add(l, kind, v->v[i], type_of(v->v[i]), 0, PATH_MISSING);
+}
+
+int
+policy_compile(const struct sbx_opts *o, struct policy *p, struct sbx_err *e)
+{
+	struct plist l = { NULL, 0, 0 }, prot = { NULL, 0, 0 };
+	struct plist pins = { NULL, 0, 0 };
+	size_t i;
+
+	memset(p, 0, sizeof(*p));
+	for (i = 0; i < o->deny_read.n; i++)
+		if (check_deny_read(o->deny_read.v[i], e) == -1)
+			return -1;
+	compute_writable(o, &p->writable);
+	if (o->scope.n == 0)
+		plist_add(&l, RULE_WRITE, o->root, PATH_DIR, 0, PATH_MISSING);
+	add_all(&l, &o->write, RULE_WRITE);
+	if (o->scope.n > 0) {
+		plist_add(&l, RULE_READONLY, o->root, PATH_DIR, 0,
+		    PATH_MISSING);
+		add_all(&l, &o->scope, RULE_WRITE);
+	}
+	if (o->protect)
+		compute_protected(&p->writable, &prot);
+	for (i = 0; i < prot.n; i++)
+		pin_parents(&pins, &p->writable, prot.r[i].path);
+	for (i = 0; i < o->deny_write.n; i++)
+		pin_parents(&pins, &p->writable, o->deny_write.v[i]);
+	for (i = 0; i < o->deny_read.n; i++)
+		pin_parents(&pins, &p->writable, o->deny_read.v[i]);
+	for (i = 0; i < pins.n; i++)
+		plist_add(&l, RULE_WRITE, pins.r[i].path, PATH_DIR, 1,
+		    PATH_MISSING);
+	for (i = 0; i < prot.n; i++)
+		plist_add(&l, RULE_READONLY, prot.r[i].path, prot.r[i].type,
+		    1, prot.r[i].create);
+	add_all(&l, &o->deny_write, RULE_READONLY);
+	add_all(&l, &o->deny_read, RULE_DENY_READ);
+	plist_free(&prot);
+	plist_free(&pins);
+	p->r = l.r;
+	p->n = l.n;
+	return 0;
+}
+
+void
+policy_free(struct policy *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		free(p->r[i].path);
+	free(p->r);
+	p->r = NULL;
+	p->n = 0;
+	strv_free(&p->writable);
+}
