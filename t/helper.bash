@@ -1,0 +1,48 @@
+# Shared by every t/*.bats file: where sbx is, and small readers of its result.
+# shellcheck shell=bash
+
+SBX=${SBX:-"$BATS_TEST_DIRNAME/../sbx"}
+# The executor under test for the contract suite: "--sandbox host",
+# "--backend bwrap", "--backend landlock", ... (t/run sets it).
+SBX_EXEC=${SBX_EXEC:---sandbox host}
+
+# kv KEY: the value of KEY in the kv ExecResult held in $output.
+kv() {
+	printf '%s\n' "$output" | sed -n "s/^$1=//p" | head -n 1
+}
+
+# kv_has KEY: the result in $output has the key at all.
+kv_has() {
+	printf '%s\n' "$output" | grep -q "^$1="
+}
+
+# sbx_skip REASON: skip with a reason, or fail where skips are not allowed
+# (SBX_MUST_WORK=1, as .ci/run sets it).
+sbx_skip() {
+	if [ "${SBX_MUST_WORK:-0}" = 1 ]; then
+		echo "must work, but: $*" >&2
+		return 1
+	fi
+	skip "$*"
+}
+
+# require_cmd CMD: skip (with the reason) when CMD is not installed.
+require_cmd() {
+	command -v "$1" >/dev/null 2>&1 || sbx_skip "$1 is not installed"
+}
+
+# require_bwrap: skip unless the bwrap backend works here.
+require_bwrap() {
+	"$SBX" --probe 2>/dev/null | grep -q '^bwrap=ok' ||
+	    sbx_skip "bwrap backend unavailable: $("$SBX" --probe 2>&1 | grep '^bwrap' | head -n 1)"
+}
+
+# require_landlock: skip unless the landlock backend works here.
+require_landlock() {
+	"$SBX" --probe 2>/dev/null | grep -q '^landlock=ok' ||
+	    sbx_skip "landlock backend unavailable: $("$SBX" --probe 2>&1 | grep '^landlock' | head -n 1)"
+}
+
+is_root() {
+	[ "$(id -u)" = 0 ]
+}

@@ -1,0 +1,371 @@
+/*
+ * util.c: small utilities shared by every file: checked allocation (out of
+ * memory is an sbx failure, exit 125), string vectors, error records,
+ * duration and size parsing with every range checked, shell quoting for
+ * --dry-run, and finding a program by absolute path only.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "sbx.h"
+
+static void
+oom(void)
+{
+	static const char msg[] = "sbx: out of memory\n";
+
+	(void)!write(2, msg, sizeof(msg) - 1);
+	_exit(EXIT_SBX);
+}
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		oom();
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (p == NULL)
+		oom();
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (p == NULL)
+		oom();
+	return p;
+}
+
+char *
+xstrdup(const char *s)
+{
+	char *d = strdup(s);
+
+	if (d == NULL)
+		oom();
+	return d;
+}
+
+char *
+xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		oom();
+	va_end(ap);
+	return s;
+}
+
+static void
+strv_add(struct strv *sv, char *s)
+{
+	if (sv->n + 2 > sv->cap) {
+		sv->cap = sv->cap ? sv->cap * 2 : 8;
+		sv->v = xrealloc(sv->v, sv->cap * sizeof(*sv->v));
+	}
+	sv->v[sv->n++] = s;
+	sv->v[sv->n] = NULL;
+}
+
+void
+strv_push(struct strv *sv, const char *s)
+{
+	strv_add(sv, xstrdup(s));
+}
+
+void
+strv_pushf(struct strv *sv, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		oom();
+	va_end(ap);
+	strv_add(sv, s);
+}
+
+void
+strv_free(struct strv *sv)
+{
+	size_t i;
+
+	for (i = 0; i < sv->n; i++)
+		free(sv->v[i]);
+	free(sv->v);
+	sv->v = NULL;
+	sv->n = sv->cap = 0;
+}
+
+int
+sbx_errf(struct sbx_err *e, enum err_kind kind, const char *fmt, ...)
+{
+	va_list ap;
+
+	e->kind = kind;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+const char *
+err_kind_name(enum err_kind k)
+{
+	static const char *names[] = {
+		"", "usage", "path", "policy", "unavailable",
+		"unsupported_platform", "sandbox", "proxy", "spawn", "result",
+		"not_found", "not_executable", "internal"
+	};
+
+	if ((size_t)k >= sizeof(names) / sizeof(names[0]))
+		return "internal";
+	return names[k];
+}
+
+const char *
+backend_name(enum backend b)
+{
+	switch (b) {
+	case BACKEND_BWRAP:	return "bwrap";
+	case BACKEND_LANDLOCK:	return "landlock";
+	case BACKEND_SEATBELT:	return "seatbelt";
+	case BACKEND_HOST:	return "host";
+	default:		return "none";
+	}
+}
+
+int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * A duration: a decimal number with an optional fraction and unit (ms, s,
+ * m, h; none means seconds). Limited to 30 days so that every deadline
+ * fits in an int64 of milliseconds and poll()'s int timeout.
+ */
+int
+parse_duration(const char *s, int64_t *ms)
+{
+	const int64_t max = 30LL * 24 * 3600 * 1000;
+	int64_t whole = 0, frac = 0, scale = 1, mult;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		if (!(*p == '.' && p[1] >= '0' && p[1] <= '9'))
+			return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		whole = whole * 10 + (*p - '0');
+		if (whole > max)
+			return -1;
+	}
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			if (scale < 1000000000) {
+				frac = frac * 10 + (*p - '0');
+				scale *= 10;
+			}
+	}
+	if (strcmp(p, "ms") == 0)
+		mult = 1;
+	else if (*p == '\0' || strcmp(p, "s") == 0)
+		mult = 1000;
+	else if (strcmp(p, "m") == 0)
+		mult = 60 * 1000;
+	else if (strcmp(p, "h") == 0)
+		mult = 3600 * 1000;
+	else
+		return -1;
+	if (whole > max / mult)
+		return -1;
+	*ms = whole * mult + frac * mult / scale;
+	if (*ms > max)
+		return -1;
+	/* A positive duration below one millisecond still means a limit. */
+	if (*ms == 0 && (whole || frac))
+		*ms = 1;
+	return 0;
+}
+
+/* A size: digits with an optional K, M or G (powers of 1024), at most 64G. */
+int
+parse_size(const char *s, size_t *out)
+{
+	const unsigned long long max = 64ULL << 30;
+	unsigned long long v = 0, mult = 1;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (unsigned long long)(*p - '0');
+		if (v > max)
+			return -1;
+	}
+	switch (*p) {
+	case '\0':		break;
+	case 'k': case 'K':	mult = 1ULL << 10; p++; break;
+	case 'm': case 'M':	mult = 1ULL << 20; p++; break;
+	case 'g': case 'G':	mult = 1ULL << 30; p++; break;
+	default:		return -1;
+	}
+	if (*p == 'b' || *p == 'B')
+		p++;
+	if (*p != '\0' || v > max / mult || v * mult > (unsigned long long)SIZE_MAX / 2)
+		return -1;
+	*out = (size_t)(v * mult);
+	return 0;
+}
+
+/* Quote for a POSIX shell: bare when safe, else in single quotes. */
+char *
+shell_quote(const char *s)
+{
+	const char *p;
+	size_t n = 3;
+	char *q, *d;
+
+	if (*s != '\0' && strspn(s, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./:,@%") == strlen(s))
+		return xstrdup(s);
+	for (p = s; *p; p++)
+		n += *p == '\'' ? 4 : 1;
+	q = d = xmalloc(n);
+	*d++ = '\'';
+	for (p = s; *p; p++) {
+		if (*p == '\'') {
+			memcpy(d, "'\\''", 4);
+			d += 4;
+		} else
+			*d++ = *p;
+	}
+	*d++ = '\'';
+	*d = '\0';
+	return q;
+}
+
+/* 1 when path is dir or lies below it (both absolute and clean). */
+int
+path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return path[0] == '/';
+	if (strncmp(path, dir, n) != 0)
+		return 0;
+	return path[n] == '\0' || path[n] == '/';
+}
+
+const char *
+signal_name(int sig)
+{
+	static const struct { int sig; const char *name; } t[] = {
+		{ SIGHUP, "SIGHUP" }, { SIGINT, "SIGINT" },
+		{ SIGQUIT, "SIGQUIT" }, { SIGILL, "SIGILL" },
+		{ SIGTRAP, "SIGTRAP" }, { SIGABRT, "SIGABRT" },
+		{ SIGBUS, "SIGBUS" }, { SIGFPE, "SIGFPE" },
+		{ SIGKILL, "SIGKILL" }, { SIGUSR1, "SIGUSR1" },
+		{ SIGSEGV, "SIGSEGV" }, { SIGUSR2, "SIGUSR2" },
+		{ SIGPIPE, "SIGPIPE" }, { SIGALRM, "SIGALRM" },
+		{ SIGTERM, "SIGTERM" }, { SIGCHLD, "SIGCHLD" },
+		{ SIGCONT, "SIGCONT" }, { SIGSTOP, "SIGSTOP" },
+		{ SIGTSTP, "SIGTSTP" }, { SIGTTIN, "SIGTTIN" },
+		{ SIGTTOU, "SIGTTOU" }, { SIGURG, "SIGURG" },
+		{ SIGXCPU, "SIGXCPU" }, { SIGXFSZ, "SIGXFSZ" },
+		{ SIGVTALRM, "SIGVTALRM" }, { SIGPROF, "SIGPROF" },
+		{ SIGWINCH, "SIGWINCH" }, { SIGIO, "SIGIO" },
+		{ SIGSYS, "SIGSYS" },
+	};
+	static char buf[16];
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (t[i].sig == sig)
+			return t[i].name;
+	snprintf(buf, sizeof(buf), "SIG%d", sig);
+	return buf;
+}
+
+int
+set_cloexec(int fd)
+{
+	int fl = fcntl(fd, F_GETFD);
+
+	return fl < 0 ? -1 : fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+}
+
+int
+set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/*
+ * The absolute path of an executable named name, searched in $PATH, or
+ * NULL. Relative PATH entries and entries inside any of the folders in
+ * avoid (the writable ones) are skipped: a sandboxed command must not be
+ * able to plant the sandbox program that the next run executes.
+ */
+char *
+find_program(const char *name, const struct strv *avoid)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save = NULL, *found = NULL, *full;
+	size_t i;
+	int skip;
+
+	if (path == NULL || *path == '\0')
+		path = "/usr/local/bin:/usr/bin:/bin";
+	copy = xstrdup(path);
+	for (dir = strtok_r(copy, ":", &save); dir && !found;
+	    dir = strtok_r(NULL, ":", &save)) {
+		if (dir[0] != '/')
+			continue;
+		skip = 0;
+		for (i = 0; avoid && i < avoid->n; i++)
+			if (path_under(dir, avoid->v[i]))
+				skip = 1;
+		if (skip)
+			continue;
+		full = xasprintf("%s/%s", dir, name);
+		if (access(full, X_OK) == 0)
+			found = full;
+		else
+			free(full);
+	}
+	free(copy);
+	return found;
+}
