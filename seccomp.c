@@ -1,0 +1,468 @@
+/*
+ * seccomp.c: the seccomp filter that both Linux backends load, generated
+ * here as raw classic BPF (struct sock_filter[]) with no library and no
+ * kernel headers. The filter is a deny list in front of an allow-all: it
+ * refuses the system calls that reach past a file-system sandbox (mounts,
+ * namespaces, keyrings, modules, kernel tunables, io_uring, the tty input
+ * queue, sockets of other families) and, for the Landlock backend that has
+ * no pid namespace, the calls that reach into other processes. Invariants:
+ * a foreign architecture or x32 call kills the process; every jump is
+ * short and forward (each check is "match, else skip one"; each argument
+ * check is a block that always returns), so the program is correct by
+ * construction; seccomp_install() is async-signal-safe and allocates
+ * nothing, because it runs in the child between fork and exec.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#endif
+#include "sbx.h"
+
+#ifdef __linux__
+
+/* Classic BPF and seccomp ABI: stable, so spelled out here. */
+struct sfilter {
+	uint16_t	code;
+	uint8_t		jt;
+	uint8_t		jf;
+	uint32_t	k;
+};
+
+struct sfprog {
+	unsigned short	 len;
+	struct sfilter	*filter;
+};
+
+#define BPF_LD_W_ABS	0x20	/* A = *(u32 *)(seccomp_data + k) */
+#define BPF_ALU_AND_K	0x54	/* A &= k */
+#define BPF_JEQ_K	0x15
+#define BPF_JGE_K	0x35
+#define BPF_JSET_K	0x45
+#define BPF_RET_K	0x06
+
+#define RET_KILL_PROCESS 0x80000000U
+#define RET_ERRNO	 0x00050000U
+#define RET_ALLOW	 0x7fff0000U
+
+#ifndef SECCOMP_SET_MODE_FILTER
+#define SECCOMP_SET_MODE_FILTER	1
+#endif
+#ifndef SECCOMP_MODE_FILTER
+#define SECCOMP_MODE_FILTER	2
+#endif
+#ifndef PR_SET_SECCOMP
+#define PR_SET_SECCOMP		22
+#endif
+#ifndef PR_SET_NO_NEW_PRIVS
+#define PR_SET_NO_NEW_PRIVS	38
+#endif
+
+/* struct seccomp_data: nr, arch, ip, args[6]; little-endian on both. */
+#define OFF_NR		0
+#define OFF_ARCH	4
+#define OFF_ARG(i)	(16 + 8 * (i))	/* low 32 bits of args[i] */
+
+#define MAX_INSNS	512
+
+/* Socket families and ioctl numbers (the same on x86_64 and aarch64). */
+#define F_UNIX		1
+#define F_INET		2
+#define F_INET6		10
+#define F_NETLINK	16
+#define NETLINK_ROUTE_	0
+#define IOC_TIOCSTI	0x5412
+#define IOC_TIOCLINUX	0x541c
+/* Every CLONE_NEW* bit: TIME, NS, CGROUP, UTS, IPC, USER, PID, NET. */
+#define CLONE_NEW_ANY	0x7e020080U
+#define MODE_FMT	0170000
+#define MODE_CHR	0020000
+#define MODE_BLK	0060000
+
+/*
+ * The first system call number this list was not written against. Newer
+ * calls get ENOSYS, as from an older kernel (libc falls back), so that a
+ * future mount or namespace call cannot slip past a list that predates it.
+ */
+#define NR_UNREVIEWED	470
+
+#if defined(__x86_64__)
+#define AUDIT_ARCH_NATIVE 0xc000003eU
+#define X32_BIT		0x40000000U
+enum {
+	NR_ioctl = 16, NR_socket = 41, NR_clone = 56, NR_mknod = 133,
+	NR_personality = 135, NR_unshare = 272, NR_mknodat = 259
+};
+/* Refused for every flavour. */
+static const int deny_all[] = {
+	103,		/* syslog */
+	134,		/* uselib */
+	153,		/* vhangup */
+	154,		/* modify_ldt */
+	155,		/* pivot_root */
+	156,		/* _sysctl */
+	159,		/* adjtimex */
+	161,		/* chroot */
+	163,		/* acct */
+	164,		/* settimeofday */
+	165, 166,	/* mount, umount2 */
+	167, 168,	/* swapon, swapoff */
+	169,		/* reboot */
+	170, 171,	/* sethostname, setdomainname */
+	172, 173,	/* iopl, ioperm */
+	174, 175, 176, 177, 178,	/* create/init/delete_module, ... */
+	179,		/* quotactl */
+	180,		/* nfsservctl */
+	212,		/* lookup_dcookie */
+	227,		/* clock_settime */
+	246, 320,	/* kexec_load, kexec_file_load */
+	248, 249, 250,	/* add_key, request_key, keyctl */
+	256, 279,	/* migrate_pages, move_pages */
+	298,		/* perf_event_open */
+	303, 304,	/* name_to_handle_at, open_by_handle_at */
+	305,		/* clock_adjtime */
+	308,		/* setns */
+	313,		/* finit_module */
+	321,		/* bpf */
+	323,		/* userfaultfd */
+	425, 426, 427,	/* io_uring_setup, _enter, _register */
+	428, 429, 430, 431, 432, 433,	/* open_tree ... fspick */
+	442, 443,	/* mount_setattr, quotactl_fd */
+	467		/* open_tree_attr */
+};
+/* Refused for Landlock only: no pid namespace hides other processes. */
+static const int deny_landlock[] = {
+	101,		/* ptrace */
+	310, 311,	/* process_vm_readv, process_vm_writev */
+	312,		/* kcmp */
+	438,		/* pidfd_getfd */
+	440		/* process_madvise */
+};
+#elif defined(__aarch64__)
+#define AUDIT_ARCH_NATIVE 0xc00000b7U
+enum {
+	NR_ioctl = 29, NR_socket = 198, NR_clone = 220, NR_mknod = -1,
+	NR_personality = 92, NR_unshare = 97, NR_mknodat = 33
+};
+static const int deny_all[] = {
+	116,		/* syslog */
+	58,		/* vhangup */
+	41,		/* pivot_root */
+	171,		/* adjtimex */
+	51,		/* chroot */
+	89,		/* acct */
+	170,		/* settimeofday */
+	40, 39,		/* mount, umount2 */
+	224, 225,	/* swapon, swapoff */
+	142,		/* reboot */
+	161, 162,	/* sethostname, setdomainname */
+	105, 106, 273,	/* init_module, delete_module, finit_module */
+	60,		/* quotactl */
+	42,		/* nfsservctl */
+	18,		/* lookup_dcookie */
+	112,		/* clock_settime */
+	104, 294,	/* kexec_load, kexec_file_load */
+	217, 218, 219,	/* add_key, request_key, keyctl */
+	238, 239,	/* migrate_pages, move_pages */
+	241,		/* perf_event_open */
+	264, 265,	/* name_to_handle_at, open_by_handle_at */
+	266,		/* clock_adjtime */
+	268,		/* setns */
+	280,		/* bpf */
+	282,		/* userfaultfd */
+	425, 426, 427,	/* io_uring_setup, _enter, _register */
+	428, 429, 430, 431, 432, 433,	/* open_tree ... fspick */
+	442, 443,	/* mount_setattr, quotactl_fd */
+	467		/* open_tree_attr */
+};
+static const int deny_landlock[] = {
+	117,		/* ptrace */
+	270, 271,	/* process_vm_readv, process_vm_writev */
+	272,		/* kcmp */
+	438,		/* pidfd_getfd */
+	440		/* process_madvise */
+};
+#endif
+#define NR_clone3	435
+
+#if defined(__x86_64__) || defined(__aarch64__)
+
+struct prog {
+	struct sfilter	f[MAX_INSNS];
+	size_t		n;
+	int		full;
+};
+
+static void
+emit(struct prog *p, uint16_t code, uint8_t jt, uint8_t jf, uint32_t k)
+{
+	if (p->n == MAX_INSNS) {
+		p->full = 1;
+		return;
+	}
+	p->f[p->n].code = code;
+	p->f[p->n].jt = jt;
+	p->f[p->n].jf = jf;
+	p->f[p->n].k = k;
+	p->n++;
+}
+
+static void
+ret(struct prog *p, uint32_t action)
+{
+	emit(p, BPF_RET_K, 0, 0, action);
+}
+
+static uint32_t
+eperm(void)
+{
+	return RET_ERRNO | EPERM;
+}
+
+/* With the syscall number in A: "nr == NR: return action". */
+static void
+deny_nr(struct prog *p, int nr, uint32_t action)
+{
+	if (nr < 0)
+		return;
+	emit(p, BPF_JEQ_K, 0, 1, (uint32_t)nr);
+	ret(p, action);
+}
+
+/*
+ * An argument block: when A (the number) is not nr, jump over the block.
+ * Every block ends in a return, so A still holds the number wherever the
+ * block is skipped. block() emits the test, end() patches its distance.
+ */
+static size_t
+block(struct prog *p, int nr)
+{
+	emit(p, BPF_JEQ_K, 0, 0, (uint32_t)nr);
+	return p->n - 1;
+}
+
+static void
+end(struct prog *p, size_t at)
+{
+	size_t len = p->n - at - 1;
+
+	if (p->full || len > 255) {
+		p->full = 1;
+		return;
+	}
+	p->f[at].jf = (uint8_t)len;
+}
+
+/*
+ * socket(2): the family is an int (the low word of args[0]). Netlink is
+ * let through for NETLINK_ROUTE only (getaddrinfo, getifaddrs); AF_UNIX
+ * only on request, because a read-only view of the host still lets a
+ * process connect() to docker.sock, the session bus or ssh-agent.
+ */
+static void
+socket_block(struct prog *p, int unix_ok, int inet_ok)
+{
+	uint32_t inet = inet_ok ? RET_ALLOW : eperm();
+	size_t at;
+
+	at = block(p, NR_socket);
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(0));
+	emit(p, BPF_JEQ_K, 0, 1, F_INET);
+	ret(p, inet);
+	emit(p, BPF_JEQ_K, 0, 1, F_INET6);
+	ret(p, inet);
+	emit(p, BPF_JEQ_K, 0, 1, F_UNIX);
+	ret(p, unix_ok ? RET_ALLOW : eperm());
+	emit(p, BPF_JEQ_K, 0, 3, F_NETLINK);
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(2));
+	emit(p, BPF_JEQ_K, 0, 1, NETLINK_ROUTE_);
+	ret(p, inet);
+	ret(p, eperm());
+	end(p, at);
+}
+
+/* ioctl(2) takes an unsigned int command: compare the low word only. */
+static void
+ioctl_block(struct prog *p)
+{
+	size_t at;
+	at = block(p, NR_ioctl);
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(1));
+	emit(p, BPF_JEQ_K, 0, 1, IOC_TIOCSTI);
+	ret(p, eperm());
+	emit(p, BPF_JEQ_K, 0, 1, IOC_TIOCLINUX);
+	ret(p, eperm());
+	ret(p, RET_ALLOW);
+	end(p, at);
+}
+
+/* clone(2) and unshare(2): flags in args[0] (CLONE_BACKWARDS on both). */
+static void
+flags_block(struct prog *p, int nr)
+{
+	size_t at;
+	at = block(p, nr);
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(0));
+	emit(p, BPF_JSET_K, 0, 1, CLONE_NEW_ANY);
+	ret(p, eperm());
+	ret(p, RET_ALLOW);
+	end(p, at);
+}
+
+/* personality(2): only the default and the query (0xffffffff). */
+static void
+personality_block(struct prog *p)
+{
+	size_t at;
+	at = block(p, NR_personality);
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(0));
+	emit(p, BPF_JEQ_K, 0, 1, 0);
+	ret(p, RET_ALLOW);
+	emit(p, BPF_JEQ_K, 0, 1, 0xffffffffU);
+	ret(p, RET_ALLOW);
+	ret(p, eperm());
+	end(p, at);
+}
+
+/*
+ * mknod(2), mknodat(2): FIFOs and sockets are ordinary; a device node is
+ * a way around every file rule (a block device of the host disk), for a
+ * root that kept CAP_MKNOD.
+ */
+static void
+mknod_block(struct prog *p, int nr, int modearg)
+{
+	size_t at;
+	if (nr < 0)
+		return;
+	at = block(p, nr);
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(modearg));
+	emit(p, BPF_ALU_AND_K, 0, 0, MODE_FMT);
+	emit(p, BPF_JEQ_K, 0, 1, MODE_CHR);
+	ret(p, eperm());
+	emit(p, BPF_JEQ_K, 0, 1, MODE_BLK);
+	ret(p, eperm());
+	ret(p, RET_ALLOW);
+	end(p, at);
+}
+
+static void
+head(struct prog *p)
+{
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARCH);
+	emit(p, BPF_JEQ_K, 1, 0, AUDIT_ARCH_NATIVE);
+	ret(p, RET_KILL_PROCESS);
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_NR);
+#ifdef X32_BIT
+	/* x32 calls share the arch value; their numbers carry this bit. */
+	emit(p, BPF_JGE_K, 0, 1, X32_BIT);
+	ret(p, RET_KILL_PROCESS);
+#endif
+}
+
+static void
+body(struct prog *p, int flavour, int unix_ok, int inet_ok)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof deny_all / sizeof deny_all[0]; i++)
+		deny_nr(p, deny_all[i], eperm());
+	if (flavour == SECCOMP_FOR_LANDLOCK)
+		for (i = 0; i < sizeof deny_landlock / sizeof deny_landlock[0];
+		    i++)
+			deny_nr(p, deny_landlock[i], eperm());
+	/* clone3 passes its flags in memory that BPF cannot read. */
+	deny_nr(p, NR_clone3, RET_ERRNO | ENOSYS);
+	socket_block(p, unix_ok, inet_ok);
+	ioctl_block(p);
+	flags_block(p, NR_clone);
+	flags_block(p, NR_unshare);
+	personality_block(p);
+	mknod_block(p, NR_mknod, 1);
+	mknod_block(p, NR_mknodat, 2);
+	emit(p, BPF_JGE_K, 0, 1, NR_UNREVIEWED);
+	ret(p, RET_ERRNO | ENOSYS);
+	ret(p, RET_ALLOW);
+}
+
+int
+seccomp_build(const struct sbx_opts *o, int flavour, unsigned char **prog,
+    size_t *len, struct sbx_err *e)
+{
+	static struct prog p;
+	int inet_ok;
+
+	/* Landlock has no network namespace: --no-net is this filter. */
+	inet_ok = flavour != SECCOMP_FOR_LANDLOCK || o->net == NET_ALL;
+	memset(&p, 0, sizeof p);
+	head(&p);
+	body(&p, flavour, o->allow_unix, inet_ok);
+	if (p.full)
+		return sbx_errf(e, ERR_INTERNAL, "seccomp: filter too long");
+	*len = p.n * sizeof p.f[0];
+	*prog = xmalloc(*len);
+	memcpy(*prog, p.f, *len);
+	return 0;
+}
+
+#else	/* a Linux architecture this filter was not written for */
+
+int
+seccomp_build(const struct sbx_opts *o, int flavour, unsigned char **prog,
+    size_t *len, struct sbx_err *e)
+{
+	(void)o; (void)flavour; (void)prog; (void)len;
+	return sbx_errf(e, ERR_UNAVAILABLE,
+	    "seccomp: unsupported architecture");
+}
+
+#endif
+
+/* In the child between fork and exec: no allocation, no stdio. */
+int
+seccomp_install(const unsigned char *prog, size_t len)
+{
+	struct sfprog fp;
+
+	if (len == 0 || len % sizeof(struct sfilter) != 0 ||
+	    len / sizeof(struct sfilter) > 4096) {
+		errno = EINVAL;
+		return -1;
+	}
+	fp.len = (unsigned short)(len / sizeof(struct sfilter));
+	fp.filter = (struct sfilter *)(uintptr_t)prog;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		return -1;
+#ifdef SYS_seccomp
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fp) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -1;
+#endif
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp, 0, 0);
+}
+
+#else	/* !__linux__ */
+
+int
+seccomp_build(const struct sbx_opts *o, int flavour, unsigned char **prog,
+    size_t *len, struct sbx_err *e)
+{
+	(void)o; (void)flavour; (void)prog; (void)len;
+	return sbx_errf(e, ERR_UNSUPPORTED, "seccomp: needs linux");
+}
+
+int
+seccomp_install(const unsigned char *prog, size_t len)
+{
+	(void)prog; (void)len;
+	errno = ENOSYS;
+	return -1;
+}
+
+#endif
