@@ -1,0 +1,541 @@
+/*
+ * seatbelt.c: the macOS backend. seatbelt_build() turns the compiled policy
+ * into an SBPL profile for /usr/bin/sandbox-exec and the launch line that
+ * carries it; it is a pure function (no fork, no exec, no exit, no file
+ * system access) that gives the same text on every platform, so --dry-run
+ * and the golden tests run anywhere. seatbelt_probe() checks that
+ * sandbox-exec works here. Invariants: a path reaches the profile only
+ * through put_path(), which writes one Scheme string literal that cannot end
+ * early, or refuses the path; the policy's rules keep their order, because
+ * in SBPL the last matching rule wins; every operation name the profile uses
+ * is also in the probe's profile, so a macOS that does not know one fails
+ * the probe instead of every run.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sbx.h"
+
+#ifdef __APPLE__
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
+
+#define SANDBOX_EXEC	"/usr/bin/sandbox-exec"
+
+/*
+ * The longest string (bytes between the quotes) we put in a profile.
+ * libsandbox's reader, a TinyScheme fork, reads a string into a fixed
+ * buffer and rejects a literal of about 1 KiB ("Error reading string");
+ * this stays clear of it whether the limit counts escaped or read bytes.
+ */
+#define SBPL_STR_MAX	1000
+
+/*
+ * Always the same, before the file rules. Nothing may escape the sandbox
+ * through another process: LaunchServices (open(1)), Apple Events
+ * (osascript driving Terminal), launchd jobs (launchctl submit), or
+ * signals to and process details (arguments, environment) of processes
+ * outside it. No hard links at all: SBPL checks writes by path, so a new
+ * name for a protected or read-only file would be a writable alias of it.
+ */
+static const char FIXED_RULES[] =
+	"(deny lsopen)\n"
+	"(deny appleevent-send)\n"
+	"(deny job-creation)\n"
+	"(deny signal)\n"
+	"(allow signal (target same-sandbox))\n"
+	"(deny process-info*)\n"
+	"(allow process-info* (target same-sandbox))\n"
+	"(deny file-link)\n";
+
+/* What every program expects to write, whatever the policy. */
+static const char DEVICE_RULES[] =
+	"(allow file-write*\n"
+	"    (literal \"/dev/null\")\n"
+	"    (literal \"/dev/zero\")\n"
+	"    (literal \"/dev/dtracehelper\")\n"
+	"    (regex #\"^/dev/tty\")\n"
+	"    (subpath \"/dev/fd\"))\n";
+
+/*
+ * Loopback only: the --allow-host proxy listens on 127.0.0.1. TCP only, so
+ * a resolver on the host's loopback cannot carry data out in DNS queries.
+ */
+static const char NET_LOOPBACK_RULES[] =
+	"(deny network-outbound)\n"
+	"(deny network-inbound)\n"
+	"(deny network-bind)\n"
+	"(allow network-outbound (remote tcp \"localhost:*\"))\n"
+	"(allow network-bind network-inbound (local tcp \"localhost:*\"))\n";
+
+/* --allow-unix-sockets with no network: connect and bind by path. */
+static const char NET_UNIX_ALLOW_RULES[] =
+	"(allow network-outbound (remote unix-socket (path-regex #\"^/\")))\n"
+	"(allow network-bind (local unix-socket (path-regex #\"^/\")))\n";
+
+/*
+ * --net without --allow-unix-sockets: as on Linux, no Unix sockets by path
+ * (docker.sock, ssh-agent, gpg-agent), except mDNSResponder, which every
+ * name lookup on macOS goes through.
+ */
+static const char NET_UNIX_DENY_RULES[] =
+	"(deny network-outbound (remote unix-socket (path-regex #\"^/\")))\n"
+	"(deny network-bind (local unix-socket (path-regex #\"^/\")))\n"
+	"(allow network-outbound\n"
+	"    (remote unix-socket (path-literal \"/private/var/run/mDNSResponder\"))\n"
+	"    (remote unix-socket (path-literal \"/var/run/mDNSResponder\")))\n";
+
+/* A growable text buffer; xrealloc exits 125 on exhaustion. */
+struct text {
+	char	*s;
+	size_t	 n;
+	size_t	 cap;
+};
+
+static void
+put_mem(struct text *t, const char *s, size_t len)
+{
+	if (t->n + len + 1 > t->cap) {
+		while (t->n + len + 1 > t->cap)
+			t->cap = t->cap ? t->cap * 2 : 4096;
+		t->s = xrealloc(t->s, t->cap);
+	}
+	memcpy(t->s + t->n, s, len);
+	t->n += len;
+	t->s[t->n] = '\0';
+}
+
+static void
+put(struct text *t, const char *s)
+{
+	put_mem(t, s, strlen(s));
+}
+
+/*
+ * The length of the UTF-8 sequence at s (at most len bytes), or 0 when it
+ * is not well formed (overlong, surrogate, above U+10FFFF, cut short).
+ */
+static size_t
+utf8_len(const unsigned char *s, size_t len)
+{
+	size_t	 need, i;
+	uint32_t c;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		need = 2, c = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		need = 3, c = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		need = 4, c = s[0] & 0x07;
+	else
+		return 0;
+	if (need > len)
+		return 0;
+	for (i = 1; i < need; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if ((need == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
+	    (need == 4 && (c < 0x10000 || c > 0x10ffff)))
+		return 0;
+	return need;
+}
+
+/*
+ * Why path cannot be written as an SBPL string, or NULL when it can.
+ * Only backslash and double quote are escaped: those two escapes mean the
+ * same in every Scheme reader. Control bytes are refused, not escaped:
+ * libsandbox's reader is closed source, and were it to read "\n" or "\x01"
+ * otherwise than we mean, a deny rule would name another path and silently
+ * match nothing. A byte that is not UTF-8 is refused too (no macOS file
+ * system can hold one, and 0xff reads as end of file in TinyScheme).
+ */
+static const char *
+path_problem(const char *path)
+{
+	const unsigned char *s = (const unsigned char *)path;
+	size_t	 len = strlen(path), i, k, out = 0;
+
+	if (path[0] != '/')
+		return "not an absolute path";
+	for (i = 0; i < len; i += k) {
+		if (s[i] < 0x20 || s[i] == 0x7f)
+			return "control character in path";
+		if ((k = utf8_len(s + i, len - i)) == 0)
+			return "path is not valid UTF-8";
+		out += (s[i] == '\\' || s[i] == '"') ? 2 : k;
+	}
+	if (out > SBPL_STR_MAX)
+		return "path too long for a Seatbelt profile";
+	return NULL;
+}
+
+/* Write path as a string literal; path_problem(path) must be NULL. */
+static void
+put_path(struct text *t, const char *path)
+{
+	const char *p;
+
+	put(t, "\"");
+	for (p = path; *p != '\0'; p++) {
+		if (*p == '\\' || *p == '"')
+			put_mem(t, "\\", 1);
+		put_mem(t, p, 1);
+	}
+	put(t, "\"");
+}
+
+/* path is dir or below it. */
+static int
+at_or_below(const char *path, const char *dir)
+{
+	size_t	 n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return path[0] == '/';
+	return strncmp(path, dir, n) == 0 &&
+	    (path[n] == '\0' || path[n] == '/');
+}
+
+/* A rule's filter: a whole tree, except a writable file, which is itself. */
+static int
+rule_is_tree(const struct rule *r)
+{
+	return r->kind != RULE_WRITE || r->type == PATH_DIR;
+}
+
+static void
+put_filter(struct text *t, const struct rule *r)
+{
+	put(t, rule_is_tree(r) ? "(subpath " : "(literal ");
+	put_path(t, r->path);
+	put(t, ")");
+}
+
+static void
+put_rule(struct text *t, const struct rule *r)
+{
+	switch (r->kind) {
+	case RULE_WRITE:
+		put(t, "(allow file-write* ");
+		break;
+	case RULE_READONLY:
+		put(t, "(deny file-write* ");
+		break;
+	case RULE_DENY_READ:
+		/* A clone would be a readable copy, were it checked as a read. */
+		put(t, "(deny file-read* file-write* file-clone ");
+		break;
+	}
+	put_filter(t, r);
+	put(t, r->implicit ? ") ; protected\n" : ")\n");
+}
+
+/*
+ * policy.c's pins (implicit WRITE rules on the folders above a read-only
+ * path) make bwrap mount points, which rename(2) refuses to move. Here they
+ * would grant nothing; put_pinned_parents() does their job for Seatbelt.
+ */
+static int
+is_pin(const struct rule *r)
+{
+	return r->kind == RULE_WRITE && r->implicit;
+}
+
+/* Whether the policy leaves dir writable: its last matching rule. */
+static int
+writable(const struct policy *p, const char *dir)
+{
+	const struct rule *r;
+	int	 w = 0;
+	size_t	 i;
+
+	for (i = 0; i < p->n; i++) {
+		r = &p->r[i];
+		if (is_pin(r))
+			continue;
+		if (rule_is_tree(r) ? at_or_below(dir, r->path) :
+		    strcmp(dir, r->path) == 0)
+			w = r->kind == RULE_WRITE;
+	}
+	return w;
+}
+
+/* Push each writable folder above path onto v, once. */
+static void
+push_writable_parents(const struct policy *p, const char *path,
+    struct strv *v)
+{
+	char	*dir, *slash;
+	size_t	 i;
+
+	dir = xstrdup(path);
+	while ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
+		*slash = '\0';
+		if (!writable(p, dir))
+			continue;
+		for (i = 0; i < v->n && strcmp(v->v[i], dir) != 0; i++)
+			;
+		if (i == v->n)
+			strv_push(v, dir);
+	}
+	free(dir);
+}
+
+/*
+ * SBPL matches paths, not files: renaming a writable folder above a
+ * read-only path (mv .git g; edit g/hooks; mv g .git) would carry the path
+ * out of its rule. rename(2) checks file-write-unlink on what it moves, so
+ * each writable folder above a read-only or unreadable path stays put, up
+ * to and including the writable folder that holds it (mv ws other/ws works
+ * between two writable folders).
+ */
+static void
+put_pinned_parents(struct text *t, const struct policy *p)
+{
+	struct strv v = { NULL, 0, 0 };
+	size_t	 i;
+
+	for (i = 0; i < p->n; i++)
+		if (p->r[i].kind != RULE_WRITE)
+			push_writable_parents(p, p->r[i].path, &v);
+	if (v.n == 0)
+		return;
+	put(t, "; the folders above them stay where they are\n");
+	put(t, "(deny file-write-unlink");
+	for (i = 0; i < v.n; i++) {
+		put(t, "\n    (literal ");
+		put_path(t, v.v[i]);
+		put(t, ")");
+	}
+	put(t, ")\n");
+	strv_free(&v);
+}
+
+/*
+ * Refuse path, named on one printable line: control bytes and bytes that
+ * are not UTF-8 as \xHH, and a long path cut in the middle so the reason
+ * still fits the message.
+ */
+static int
+refuse(const char *path, const char *why, struct sbx_err *e)
+{
+	const unsigned char *s = (const unsigned char *)path;
+	struct text t = { NULL, 0, 0 };
+	size_t	 len = strlen(path), i, k;
+	int	 cut = len > 300;
+	char	 hex[8];
+
+	for (i = 0; i < len; i += k) {
+		if (cut && i >= 120) {
+			put(&t, "...");
+			i = len - 120;
+			cut = 0;
+		}
+		k = utf8_len(s + i, len - i);
+		if (k == 0 || s[i] < 0x20 || s[i] == 0x7f) {
+			snprintf(hex, sizeof(hex), "\\x%02x", s[i]);
+			put(&t, hex);
+			k = 1;
+		} else
+			put_mem(&t, path + i, k);
+	}
+	sbx_errf(e, ERR_POLICY, "seatbelt: %s: %s", t.s, why);
+	free(t.s);
+	return -1;
+}
+
+static int
+put_file_rules(struct text *t, const struct policy *p, struct sbx_err *e)
+{
+	const char *why;
+	size_t	 i;
+
+	for (i = 0; i < p->n; i++)
+		if ((why = path_problem(p->r[i].path)) != NULL)
+			return refuse(p->r[i].path, why, e);
+	put(t, "\n; files: readable everywhere, writable only where allowed\n");
+	put(t, "(deny file-write*)\n");
+	put(t, DEVICE_RULES);
+	put(t, "; the policy, in order: the last matching rule wins\n");
+	for (i = 0; i < p->n; i++)
+		if (!is_pin(&p->r[i]))
+			put_rule(t, &p->r[i]);
+	put_pinned_parents(t, p);
+	return 0;
+}
+
+static void
+put_net_rules(struct text *t, const struct sbx_opts *o)
+{
+	if (o->net == NET_ALL) {
+		if (!o->allow_unix) {
+			put(t, "\n; network: all, but no Unix sockets\n");
+			put(t, NET_UNIX_DENY_RULES);
+		}
+		return;
+	}
+	put(t, o->net == NET_PROXY ?
+	    "\n; network: only the proxy, on loopback\n" :
+	    "\n; network: none beyond loopback\n");
+	put(t, NET_LOOPBACK_RULES);
+	if (o->allow_unix)
+		put(t, NET_UNIX_ALLOW_RULES);
+}
+
+int
+seatbelt_build(const struct sbx_opts *o, const struct policy *p,
+    struct launch *l, struct sbx_err *e)
+{
+	struct text t = { NULL, 0, 0 };
+	char	**c;
+
+	put(&t, "(version 1)\n(allow default)\n");
+	put(&t, "\n; nothing escapes through other processes\n");
+	put(&t, FIXED_RULES);
+	if (put_file_rules(&t, p, e) == -1) {
+		free(t.s);
+		return -1;
+	}
+	put_net_rules(&t, o);
+
+	l->backend = BACKEND_SEATBELT;
+	l->profile = t.s;
+	l->shim = 0;
+	strv_push(&l->argv, SANDBOX_EXEC);
+	strv_push(&l->argv, "-p");
+	strv_push(&l->argv, t.s);
+	strv_push(&l->argv, "--");
+	for (c = o->cmd; c != NULL && *c != NULL; c++)
+		strv_push(&l->argv, *c);
+	return 0;
+}
+
+#ifdef __APPLE__
+/*
+ * The probe's profile uses every operation and filter form the real one
+ * does, so a macOS that lacks one fails here, with sandbox-exec's message.
+ */
+static const char *
+probe_profile(void)
+{
+	static char buf[4096];
+
+	snprintf(buf, sizeof(buf), "(version 1)\n(allow default)\n%s%s%s%s%s"
+	    "(deny file-read* file-write* file-clone"
+	    " (subpath \"/private/var/empty/sbx-probe\"))\n"
+	    "(deny file-write-unlink (literal \"/private/var/empty/sbx\"))\n",
+	    FIXED_RULES, DEVICE_RULES, NET_LOOPBACK_RULES,
+	    NET_UNIX_ALLOW_RULES, NET_UNIX_DENY_RULES);
+	return buf;
+}
+
+/* Start the probe with stderr on fd: its pid, or -1 with errno set. */
+static pid_t
+probe_spawn(int fd)
+{
+	posix_spawn_file_actions_t fa;
+	char	*argv[] = { SANDBOX_EXEC, "-p", NULL, "--", "/usr/bin/true",
+	    NULL };
+	char	*envp[] = { NULL };
+	pid_t	 pid;
+	int	 rc;
+
+	argv[2] = (char *)probe_profile();
+	if ((rc = posix_spawn_file_actions_init(&fa)) != 0) {
+		errno = rc;
+		return -1;
+	}
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, fd, 2);
+	rc = posix_spawn(&pid, SANDBOX_EXEC, &fa, NULL, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	return pid;
+}
+
+/* The first line the probe wrote on fd (up to EOF), at most size-1 bytes. */
+static void
+first_line(int fd, char *buf, size_t size)
+{
+	size_t	 n = 0;
+	ssize_t	 r;
+	char	 sink[256];
+
+	while (n + 1 < size &&
+	    ((r = read(fd, buf + n, size - 1 - n)) > 0 ||
+	    (r == -1 && errno == EINTR)))
+		if (r > 0)
+			n += (size_t)r;
+	while ((r = read(fd, sink, sizeof(sink))) > 0 ||
+	    (r == -1 && errno == EINTR))
+		;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* Its exit status, 128+N for signal N, or -1. */
+static int
+probe_wait(pid_t pid)
+{
+	int	 st;
+
+	while (waitpid(pid, &st, 0) == -1)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int
+seatbelt_probe(struct sbx_err *e)
+{
+	char	 line[256];
+	pid_t	 pid;
+	int	 pfd[2], st;
+
+	if (access(SANDBOX_EXEC, X_OK) == -1)
+		return sbx_errf(e, ERR_UNAVAILABLE, "seatbelt: %s: %s",
+		    SANDBOX_EXEC, strerror(errno));
+	if (pipe(pfd) == -1)
+		return sbx_errf(e, ERR_UNAVAILABLE, "seatbelt: pipe: %s",
+		    strerror(errno));
+	set_cloexec(pfd[0]);
+	set_cloexec(pfd[1]);
+	pid = probe_spawn(pfd[1]);
+	close(pfd[1]);
+	if (pid == -1) {
+		sbx_errf(e, ERR_UNAVAILABLE, "seatbelt: %s: %s",
+		    SANDBOX_EXEC, strerror(errno));
+		close(pfd[0]);
+		return -1;
+	}
+	/* Read to EOF before waiting: a full pipe would block the child. */
+	first_line(pfd[0], line, sizeof(line));
+	close(pfd[0]);
+	if ((st = probe_wait(pid)) == 0)
+		return 0;
+	if (line[0] != '\0')
+		return sbx_errf(e, ERR_UNAVAILABLE, "seatbelt: %s", line);
+	return sbx_errf(e, ERR_UNAVAILABLE,
+	    "seatbelt: sandbox-exec failed with status %d", st);
+}
+#else
+int
+seatbelt_probe(struct sbx_err *e)
+{
+	return sbx_errf(e, ERR_UNSUPPORTED, "seatbelt: macOS only");
+}
+#endif

@@ -1,0 +1,364 @@
+#!/usr/bin/env bats
+# The Seatbelt profile, golden: what `sbx --backend seatbelt --dry-run` builds
+# for each kind of rule, in which order, and how it writes hostile paths.
+# The builder is pure, so this runs on every platform; t/sandbox-macos.bats
+# checks the same profiles against the real sandbox.
+
+bats_require_minimum_version 1.5.0
+load helper
+
+setup() {
+	top=$(cd "$BATS_TEST_TMPDIR" && pwd -P)
+	ws="$top/ws"
+	mkdir -p "$ws" "$top/home"
+	# Keep the user's $HOME (and its protected files) out of the profile.
+	export HOME="$top/home"
+}
+
+# sb [OPTION]...: sbx --backend seatbelt --dry-run [OPTION]... -- true in
+# $ws; the profile in $profile, the launch line in $launch.
+sb() {
+	run --separate-stderr "$SBX" --backend seatbelt --dry-run -C "$ws" \
+	    "$@" -- true
+	if [ "$status" -ne 0 ]; then
+		echo "sbx failed ($status): $stderr" >&2
+		return 1
+	fi
+	profile=$(printf '%s\n' "$output" | sed -n '/^env -i /q;p')
+	launch=$(printf '%s\n' "$output" | sed -n '/^env -i /,$p')
+}
+
+# has LINE: the profile holds LINE, whole.
+has() {
+	grep -qxF -- "$1" <<<"$profile" || {
+		printf 'no line: %s\nin:\n%s\n' "$1" "$profile" >&2
+		return 1
+	}
+}
+
+# hasnt TEXT: no line of the profile holds TEXT.
+hasnt() {
+	! grep -qF -- "$1" <<<"$profile" || {
+		printf 'unexpected: %s\nin:\n%s\n' "$1" "$profile" >&2
+		return 1
+	}
+}
+
+# line_of LINE: the number of the first line that is LINE.
+line_of() {
+	grep -nxF -- "$1" <<<"$profile" | head -n 1 | cut -d: -f1
+}
+
+# in_order LINE...: each LINE is in the profile, after the one before.
+in_order() {
+	local prev=0 n
+	for l in "$@"; do
+		n=$(line_of "$l")
+		if [ -z "$n" ] || [ "$n" -le "$prev" ]; then
+			printf 'out of order: %s\nin:\n%s\n' "$l" "$profile" >&2
+			return 1
+		fi
+		prev=$n
+	done
+}
+
+# q PATH: PATH as the profile must write it, quotes included.
+q() {
+	printf '"%s"' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g')"
+}
+
+@test "seatbelt: the profile starts from allow-default and denies all writes" {
+	sb --no-protect
+	[ "$(sed -n 1p <<<"$profile")" = "(version 1)" ]
+	[ "$(sed -n 2p <<<"$profile")" = "(allow default)" ]
+	in_order "(deny file-write*)" "(allow file-write*" \
+	    "    (literal \"/dev/null\")" \
+	    "    (literal \"/dev/zero\")" \
+	    "    (literal \"/dev/dtracehelper\")" \
+	    "    (regex #\"^/dev/tty\")" \
+	    "    (subpath \"/dev/fd\"))" \
+	    "(allow file-write* (subpath $(q "$ws")))"
+}
+
+@test "seatbelt: nothing escapes through LaunchServices, Apple Events, launchd, signals" {
+	sb --no-protect
+	has "(deny lsopen)"
+	has "(deny appleevent-send)"
+	has "(deny job-creation)"
+	in_order "(deny signal)" "(allow signal (target same-sandbox))"
+	in_order "(deny process-info*)" \
+	    "(allow process-info* (target same-sandbox))"
+	has "(deny file-link)"
+	hasnt "(allow file-link"
+}
+
+@test "seatbelt: the launch line is sandbox-exec -p PROFILE -- COMMAND" {
+	sb --no-protect
+	[ "$status" -eq 0 ]
+	grep -q "^env -i .* /usr/bin/sandbox-exec -p '(version 1)\$" <<<"$launch"
+	[ "$(tail -n 1 <<<"$launch")" = "' -- true" ]
+	[ -z "$stderr" ]
+}
+
+@test "seatbelt: --dry-run runs nothing" {
+	run --separate-stderr "$SBX" --backend seatbelt --dry-run -C "$ws" \
+	    -- touch "$ws/ran"
+	[ "$status" -eq 0 ]
+	[ ! -e "$ws/ran" ]
+}
+
+@test "seatbelt: the root and --write folders are subpaths, --write files literals, in order" {
+	mkdir -p "$top/out" "$ws/a"
+	touch "$top/file.txt"
+	sb --no-protect -w "$top/out" --write "$top/file.txt" -w "$ws/a"
+	in_order "(deny file-write*)" \
+	    "(allow file-write* (subpath $(q "$ws")))" \
+	    "(allow file-write* (subpath $(q "$top/out")))" \
+	    "(allow file-write* (literal $(q "$top/file.txt")))" \
+	    "(allow file-write* (subpath $(q "$ws/a")))"
+}
+
+@test "seatbelt: paths are written resolved, through symbolic links" {
+	mkdir -p "$top/real"
+	ln -s "$top/real" "$top/link"
+	sb --no-protect -w "$top/link"
+	has "(allow file-write* (subpath $(q "$top/real")))"
+	hasnt "$top/link"
+}
+
+@test "seatbelt: --deny-write comes after the allows, as a subpath deny" {
+	mkdir -p "$ws/keep"
+	touch "$ws/keep.txt"
+	sb --no-protect --deny-write "$ws/keep" --deny-write "$ws/keep.txt"
+	in_order "(allow file-write* (subpath $(q "$ws")))" \
+	    "(deny file-write* (subpath $(q "$ws/keep")))" \
+	    "(deny file-write* (subpath $(q "$ws/keep.txt")))"
+}
+
+@test "seatbelt: --deny-read denies reads and writes, last" {
+	mkdir -p "$ws/secret" "$ws/ro"
+	echo s >"$ws/secret.txt"
+	sb --no-protect --deny-read "$ws/secret" --deny-write "$ws/ro" \
+	    --deny-read "$ws/secret.txt"
+	in_order "(allow file-write* (subpath $(q "$ws")))" \
+	    "(deny file-write* (subpath $(q "$ws/ro")))" \
+	    "(deny file-read* file-write* file-clone (subpath $(q "$ws/secret")))" \
+	    "(deny file-read* file-write* file-clone (subpath $(q "$ws/secret.txt")))"
+}
+
+@test "seatbelt: --scope makes the root read-only, then the scope paths writable" {
+	mkdir -p "$ws/src" "$ws/build"
+	sb --no-protect --scope "$ws/src" --scope "$ws/build"
+	in_order "(deny file-write*)" \
+	    "(deny file-write* (subpath $(q "$ws")))" \
+	    "(allow file-write* (subpath $(q "$ws/src")))" \
+	    "(allow file-write* (subpath $(q "$ws/build")))"
+	hasnt "(allow file-write* (subpath $(q "$ws")))"
+}
+
+@test "seatbelt: --scope, then --deny-write inside a scope path" {
+	mkdir -p "$ws/src/gen"
+	sb --no-protect --scope "$ws/src" --deny-write "$ws/src/gen"
+	in_order "(deny file-write* (subpath $(q "$ws")))" \
+	    "(allow file-write* (subpath $(q "$ws/src")))" \
+	    "(deny file-write* (subpath $(q "$ws/src/gen")))"
+	# The scope path holds a read-only path: it cannot be moved away.
+	in_order "(deny file-write-unlink" "    (literal $(q "$ws/src")))"
+}
+
+@test "seatbelt: protected paths of a repository are read-only, after the allows" {
+	mkdir -p "$ws/.git/hooks"
+	touch "$ws/.git/config" "$ws/.envrc"
+	sb
+	in_order "(allow file-write* (subpath $(q "$ws")))" \
+	    "(deny file-write* (subpath $(q "$ws/.git/hooks"))) ; protected" \
+	    "(deny file-write* (subpath $(q "$ws/.git/config"))) ; protected"
+	has "(deny file-write* (subpath $(q "$ws/.envrc"))) ; protected"
+}
+
+@test "seatbelt: a missing .git/hooks is still denied, by name" {
+	mkdir -p "$ws/.git"
+	sb
+	has "(deny file-write* (subpath $(q "$ws/.git/hooks"))) ; protected"
+}
+
+@test "seatbelt: the folders above a protected path cannot be renamed" {
+	mkdir -p "$ws/.git/hooks"
+	sb
+	in_order "(deny file-write* (subpath $(q "$ws/.git/hooks"))) ; protected" \
+	    "(deny file-write-unlink" \
+	    "    (literal $(q "$ws/.git"))" \
+	    "    (literal $(q "$ws")))"
+	# bwrap's pins (mount points) become these denies, not allows.
+	hasnt "(allow file-write* (subpath $(q "$ws/.git")))"
+}
+
+@test "seatbelt: only writable folders are pinned" {
+	mkdir -p "$ws/a/b/c" "$top/elsewhere"
+	sb --no-protect --deny-write "$ws/a/b/c" --deny-read "$top/elsewhere"
+	in_order "(deny file-write-unlink" \
+	    "    (literal $(q "$ws/a/b"))" \
+	    "    (literal $(q "$ws/a"))" \
+	    "    (literal $(q "$ws")))"
+	hasnt "(literal $(q "$top"))"
+}
+
+@test "seatbelt: --no-protect drops the protected list and the pins" {
+	mkdir -p "$ws/.git/hooks"
+	sb --no-protect
+	hasnt ".git"
+	hasnt "file-write-unlink"
+}
+
+@test "seatbelt: shell start-up files are protected when \$HOME is writable" {
+	HOME=$ws sb
+	has "(deny file-write* (subpath $(q "$ws/.bashrc"))) ; protected"
+	has "(deny file-write* (subpath $(q "$ws/.zshrc"))) ; protected"
+}
+
+@test "seatbelt: no network by default, loopback TCP only" {
+	sb --no-protect
+	in_order "(deny network-outbound)" "(deny network-inbound)" \
+	    "(deny network-bind)" \
+	    "(allow network-outbound (remote tcp \"localhost:*\"))" \
+	    "(allow network-bind network-inbound (local tcp \"localhost:*\"))"
+	hasnt "unix-socket"
+	sb --no-protect --no-net
+	has "(deny network-outbound)"
+}
+
+@test "seatbelt: --allow-host reaches the proxy on loopback, nothing else" {
+	sb --no-protect --allow-host example.com
+	has "; network: only the proxy, on loopback"
+	in_order "(deny network-outbound)" \
+	    "(allow network-outbound (remote tcp \"localhost:*\"))"
+	hasnt "(allow network-outbound (remote ip"
+}
+
+@test "seatbelt: --net has no network rules but keeps Unix sockets shut" {
+	sb --no-protect --net
+	hasnt "(deny network-outbound)"
+	hasnt "(deny network-inbound)"
+	hasnt "localhost"
+	in_order "(deny network-outbound (remote unix-socket (path-regex #\"^/\")))" \
+	    "(deny network-bind (local unix-socket (path-regex #\"^/\")))" \
+	    "(allow network-outbound" \
+	    "    (remote unix-socket (path-literal \"/private/var/run/mDNSResponder\"))"
+}
+
+@test "seatbelt: --net --allow-unix-sockets has no network rules at all" {
+	sb --no-protect --net --allow-unix-sockets
+	hasnt "network"
+}
+
+@test "seatbelt: --allow-unix-sockets without network opens Unix sockets only" {
+	sb --no-protect --allow-unix-sockets
+	in_order "(deny network-outbound)" \
+	    "(allow network-outbound (remote unix-socket (path-regex #\"^/\")))" \
+	    "(allow network-bind (local unix-socket (path-regex #\"^/\")))"
+}
+
+# deny_hostile NAME: --deny-write on a folder NAME in $ws gives one rule
+# whose path is one string literal: with the literals taken out, the line is
+# the bare rule, so nothing in NAME ended the string or started a form.
+deny_hostile() {
+	mkdir -p "$ws/$1"
+	sb --no-protect --deny-write "$ws/$1"
+	has "(deny file-write* (subpath $(q "$ws/$1")))"
+	line=$(grep -F -- "(deny file-write* (subpath \"$ws/" <<<"$profile")
+	[ "$(wc -l <<<"$line")" -eq 1 ]
+	[ "$(sed -E 's/"([^"\\]|\\.)*"/""/g' <<<"$line")" = \
+	    '(deny file-write* (subpath ""))' ]
+	# And the profile as a whole still has one (allow default): its own.
+	[ "$(sed -E 's/"([^"\\]|\\.)*"/""/g' <<<"$profile" |
+	    grep -c '(allow default)')" -eq 1 ]
+}
+
+@test "seatbelt: a double quote in a path is escaped" {
+	deny_hostile 'say "hi"'
+	has "(deny file-write* (subpath \"$ws/say \\\"hi\\\"\"))"
+}
+
+@test "seatbelt: a backslash in a path is escaped" {
+	deny_hostile 'back\slash\'
+	has "(deny file-write* (subpath \"$ws/back\\\\slash\\\\\"))"
+}
+
+@test "seatbelt: a path cannot close the string and add a rule" {
+	deny_hostile '")(allow default)(allow file-write* (subpath "'
+	deny_hostile '\")(allow default)("'
+}
+
+@test "seatbelt: parentheses, semicolons and hashes stay in the string" {
+	deny_hostile 'a(b)c;d #|e|# ;; f'
+	has "(deny file-write* (subpath \"$ws/a(b)c;d #|e|# ;; f\"))"
+}
+
+@test "seatbelt: non-ASCII UTF-8 is written as it is" {
+	deny_hostile 'été-日本語-🙂'
+	has "(deny file-write* (subpath \"$ws/été-日本語-🙂\"))"
+}
+
+# refused NAME WHY: a folder NAME in $ws cannot go in a profile: exit 125,
+# error=policy, and a message that names the path.
+refused() {
+	mkdir -p "$ws/$1"
+	run --separate-stderr "$SBX" --backend seatbelt --dry-run -C "$ws" \
+	    --no-protect --deny-write "$ws/$1" -- true
+	[ "$status" -eq 125 ]
+	grep -q "^sbx: seatbelt: .*: $2\$" <<<"$stderr"
+	[ "$(grep -c . <<<"$stderr")" -eq 1 ]
+	[ -z "$output" ] || [ "$(kv error)" = policy ]
+	! grep -qF '(version 1)' <<<"$output"
+}
+
+@test "seatbelt: a newline in a path is refused, not written" {
+	refused $'new\nline' "control character in path"
+	refused $'new\n")(allow default)("' "control character in path"
+}
+
+@test "seatbelt: other control characters are refused" {
+	refused $'tab\there' "control character in path"
+	refused $'cr\rhere' "control character in path"
+	refused $'bell\001' "control character in path"
+	refused $'del\177' "control character in path"
+}
+
+@test "seatbelt: a path that is not UTF-8 is refused" {
+	mkdir -p "$ws/$(printf 'bad\377')" 2>/dev/null ||
+	    sbx_skip "this file system refuses names that are not UTF-8"
+	refused "$(printf 'bad\377')" "path is not valid UTF-8"
+	refused "$(printf 'overlong\300\257')" "path is not valid UTF-8"
+}
+
+@test "seatbelt: a path too long for a profile string is refused" {
+	local long=$ws i
+	for i in 1 2 3 4 5 6; do
+		long="$long/$(printf 'd%.0s' $(seq 1 180))"
+	done
+	mkdir -p "$long" 2>/dev/null ||
+	    sbx_skip "this file system refuses paths of 1100 bytes"
+	run --separate-stderr "$SBX" --backend seatbelt --dry-run -C "$ws" \
+	    --no-protect --deny-write "$long" -- true
+	[ "$status" -eq 125 ]
+	grep -q '^sbx: seatbelt: .*: path too long for a Seatbelt profile$' \
+	    <<<"$stderr"
+}
+
+@test "seatbelt: a root with a quote is written escaped in every rule" {
+	ws="$top/it's \"here\""
+	mkdir -p "$ws/.git/hooks"
+	sb
+	has "(allow file-write* (subpath $(q "$ws")))"
+	has "(deny file-write* (subpath $(q "$ws/.git/hooks"))) ; protected"
+	has "    (literal $(q "$ws")))"
+}
+
+@test "seatbelt: the probe says macOS only elsewhere" {
+	[ "$(uname -s)" != Darwin ] || skip "macOS: t/sandbox-macos.bats probes"
+	run --separate-stderr "$SBX" --probe
+	grep -qx 'seatbelt=unavailable' <<<"$output"
+	run --separate-stderr "$SBX" --backend seatbelt -C "$ws" -- true
+	[ "$status" -eq 125 ]
+	grep -q '^sbx: .*macOS only' <<<"$stderr"
+}
