@@ -34,8 +34,6 @@
 #define MAX_POLL	1100
 #define READ_CHUNK	65536
 
-extern char **environ;
-
 static int sigpipe_fds[2] = { -1, -1 };
 
 struct loop {
@@ -211,8 +209,7 @@ child(const struct run *r, int outw, int errw, int statusw, int argsfd,
 	if (r->l->landlock && landlock_apply(r->l) < 0)
 		child_fail(statusw, 'L', errno);
 #endif
-	environ = r->o->env.v;
-	execvp(r->l->argv.v[0], r->l->argv.v);
+	exec_command(r->l->argv.v, r->o->env.v);
 	child_fail(statusw, 'E', errno);
 }
 
@@ -390,7 +387,11 @@ proc_kill_tree(int sig, int spare_bwrap)
 static void
 signal_all(struct loop *lp, int sig)
 {
-	if (!lp->reaped) {
+	/*
+	 * bwrap leads the group; a SIGTERM to it would end the sandbox at
+	 * once. Its descendants are all found in /proc, so no group kill.
+	 */
+	if (!lp->reaped && !(lp->r->l->shim && sig != SIGKILL)) {
 		if (kill(-lp->pid, sig) < 0 && errno == ESRCH)
 			kill(lp->pid, sig);
 		if (sig == SIGTERM)

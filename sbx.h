@@ -179,6 +179,7 @@ const char *signal_name(int);
 int	 set_cloexec(int);
 int	 set_nonblock(int);
 char	*find_program(const char *, const struct strv *);
+void	 exec_command(char **, char **);
 
 /* policy.c */
 int	 policy_compile(const struct sbx_opts *, struct policy *,

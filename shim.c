@@ -85,6 +85,8 @@ start_bridge(void)
 	return 0;
 }
 
+extern char **environ;
+
 static void
 run_command(char **cmd)
 {
@@ -96,7 +98,7 @@ run_command(char **cmd)
 	signal(SIGPIPE, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	execvp(cmd[0], cmd);
+	exec_command(cmd, environ);
 	send_status('E', errno);
 	_exit(errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
 }

@@ -369,3 +369,67 @@ find_program(const char *name, const struct strv *avoid)
 	free(copy);
 	return found;
 }
+
+/* Run the file at path; a script without #! goes to /bin/sh, as execvp. */
+static void
+exec_file(const char *path, char **argv, char **envp)
+{
+	size_t n;
+	char **sh;
+
+	execve(path, argv, envp);
+	if (errno != ENOEXEC)
+		return;
+	for (n = 0; argv[n]; n++)
+		;
+	if ((sh = malloc((n + 2) * sizeof(*sh))) == NULL)
+		return;
+	sh[0] = "sh";
+	sh[1] = (char *)path;
+	memcpy(sh + 2, argv + 1, n * sizeof(*sh));
+	execve("/bin/sh", sh, envp);
+	free(sh);
+	errno = ENOEXEC;
+}
+
+/*
+ * execvp() with the shell's answer to "not found": a name without a slash
+ * is searched in envp's PATH; when no entry holds it, errno is ENOENT (127)
+ * even if some entry could not be searched, and EACCES (126) only when a
+ * file by that name exists but cannot be run. Returns only on failure.
+ * Called after fork(): no allocation on the common path.
+ */
+void
+exec_command(char **argv, char **envp)
+{
+	const char *path = "/usr/local/bin:/usr/bin:/bin", *p, *end;
+	char buf[4096];
+	struct stat st;
+	int found = 0;
+	size_t i, n, len = strlen(argv[0]);
+
+	if (strchr(argv[0], '/')) {
+		exec_file(argv[0], argv, envp);
+		return;
+	}
+	for (i = 0; envp[i]; i++)
+		if (strncmp(envp[i], "PATH=", 5) == 0)
+			path = envp[i] + 5;
+	for (p = path; ; p = end + 1) {
+		end = strchr(p, ':');
+		n = end ? (size_t)(end - p) : strlen(p);
+		if (n + len + 3 <= sizeof(buf)) {
+			memcpy(buf, n ? p : ".", n ? n : 1);
+			n = n ? n : 1;
+			buf[n] = '/';
+			memcpy(buf + n + 1, argv[0], len + 1);
+			if (stat(buf, &st) == 0 && S_ISREG(st.st_mode)) {
+				exec_file(buf, argv, envp);
+				found = 1;
+			}
+		}
+		if (end == NULL)
+			break;
+	}
+	errno = found ? EACCES : ENOENT;
+}
