@@ -1,0 +1,607 @@
+#!/usr/bin/env bats
+# The command line: where options end, -c, --help, --version, every kind of
+# bad input (one "sbx: " line, exit 125, nothing run), hostile paths, the
+# environment allowlist, --dry-run, --result, --passthrough, --format json.
+# Core behaviour, so everything runs with --sandbox host.
+
+load helper
+bats_require_minimum_version 1.5.0
+
+setup() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+	MARK="$BATS_TEST_TMPDIR/marker"
+	rm -f "$MARK"
+}
+
+# kvdec KEY: the value of KEY in $output, unescaped, as raw bytes on stdout.
+kvdec() {
+	printf '%s\n' "$output" | python3 -c '
+import re, sys
+key = sys.argv[1].encode()
+for line in sys.stdin.buffer.read().split(b"\n"):
+    if line.startswith(key + b"="):
+        v = line[len(key) + 1:]
+        out = re.sub(rb"\\(\\|n|t|r|x[0-9a-f]{2})", lambda m: {
+            b"\\": b"\\", b"n": b"\n", b"t": b"\t", b"r": b"\r"}.get(m.group(1))
+            or bytes([int(m.group(1)[1:], 16)]), v)
+        sys.stdout.buffer.write(out)
+        break
+' "$1"
+}
+
+# bad_input ARGS...: sbx refuses ARGS with exactly one "sbx: " line on
+# stderr and exit 125, and the command (which would create $MARK) never runs.
+bad_input() {
+	run --separate-stderr "$SBX" --sandbox host "$@" 3>&-
+	[ "$status" -eq 125 ] || {
+		echo "status $status for: $*" >&2
+		echo "stdout: $output" >&2
+		echo "stderr: $stderr" >&2
+		return 1
+	}
+	[[ "$stderr" =~ ^sbx:\ [^$'\n']+$ ]] || {
+		echo "stderr is not one 'sbx: ' line for: $*" >&2
+		printf 'stderr: <%s>\n' "$stderr" >&2
+		return 1
+	}
+	[ ! -e "$MARK" ] || {
+		echo "the command ran for: $*" >&2
+		return 1
+	}
+}
+
+# --- where options end ---------------------------------------------------
+
+@test "options end at the first non-option word" {
+	mkdir d && touch d/f
+	run --separate-stderr "$SBX" --sandbox host ls -la d
+	[ "$status" -eq 0 ]
+	[ "$(kv exit_code)" = 0 ]
+	# -la reached ls, not sbx: the long listing shows permissions.
+	[[ "$(kvdec stdout)" == *"-rw"*" f"* ]]
+	[[ "$(kvdec stdout)" == *" . "* || "$(kvdec stdout)" == *" ."$'\n'* ]]
+}
+
+@test "options after the command are the command's" {
+	run --separate-stderr "$SBX" --sandbox host echo --timeout 5 -m 1 --help
+	[ "$status" -eq 0 ]
+	[ "$(kvdec stdout)" = "--timeout 5 -m 1 --help" ]
+}
+
+@test "-- ends the options" {
+	run --separate-stderr "$SBX" --sandbox host -- echo -t 1
+	[ "$status" -eq 0 ]
+	[ "$(kvdec stdout)" = "-t 1" ]
+}
+
+@test "a command named like an option after -- is run" {
+	mkdir bin
+	printf '#!/bin/sh\necho ran "$@"\n' >bin/--help
+	chmod +x bin/--help
+	run --separate-stderr "$SBX" --sandbox host -- ./bin/--help x
+	[ "$status" -eq 0 ]
+	[ "$(kvdec stdout)" = "ran x" ]
+}
+
+@test "-c SCRIPT runs bash -c SCRIPT" {
+	run --separate-stderr "$SBX" --sandbox host -c 'echo "$BASH_VERSION" | grep -q . && echo bash; echo "$((2 + 3))"'
+	[ "$status" -eq 0 ]
+	[ "$(kvdec stdout)" = $'bash\n5' ]
+}
+
+@test "-c SCRIPT with extra words: they are \$0 \$1 ..." {
+	run --separate-stderr "$SBX" --sandbox host -c 'printf "<%s>" "$0" "$1" "$2" "$#"' zero one 'two words'
+	[ "$status" -eq 0 ]
+	[ "$(kvdec stdout)" = "<zero><one><two words><2>" ]
+}
+
+@test "-c SCRIPT: the script's exit status is sbx's" {
+	run --separate-stderr "$SBX" --sandbox host -c 'exit 7'
+	[ "$status" -eq 7 ]
+	[ "$(kv exit_code)" = 7 ]
+}
+
+# --- --help, --version ----------------------------------------------------
+
+@test "--help lists every option and exits 0" {
+	run --separate-stderr "$SBX" --help
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	for o in -C --root -w --write --deny-write --deny-read --scope \
+	    --no-net --net --allow-host --allow-private -e --env -t --timeout \
+	    -k --kill-after -m --max-output --sandbox --backend --dry-run \
+	    --probe --passthrough --result --format -c -h --help -V --version; do
+		grep -qe "$o\\b" <<<"$output" || {
+			echo "--help does not mention $o" >&2
+			return 1
+		}
+	done
+}
+
+@test "--help mentions every long option sbx accepts" {
+	src="$BATS_TEST_DIRNAME/../sbx.c"
+	[ -f "$src" ] || sbx_skip "sbx.c not beside the tests"
+	run --separate-stderr "$SBX" --help
+	[ "$status" -eq 0 ]
+	opts=$(sed -n 's/^[[:space:]]*{ "\([a-z-]*\)",.*/\1/p' "$src")
+	[ -n "$opts" ]
+	for o in $opts; do
+		grep -qe "--$o\\b" <<<"$output" || {
+			echo "--help does not mention --$o" >&2
+			return 1
+		}
+	done
+}
+
+@test "-h is --help" {
+	run --separate-stderr "$SBX" -h
+	[ "$status" -eq 0 ]
+	[[ "$output" == *usage:* ]]
+}
+
+@test "--help runs nothing" {
+	run --separate-stderr "$SBX" --sandbox host --help touch "$MARK"
+	[ "$status" -eq 0 ]
+	[ ! -e "$MARK" ]
+}
+
+@test "--version prints the version and exits 0" {
+	run --separate-stderr "$SBX" --version
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^sbx\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+	run --separate-stderr "$SBX" -V
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^sbx\ [0-9]+\.[0-9]+ ]]
+}
+
+# --- bad input: one line, 125, nothing run --------------------------------
+
+@test "bad input: unknown options" {
+	bad_input --bogus touch "$MARK"
+	bad_input -Z touch "$MARK"
+	bad_input --help=x touch "$MARK"
+	bad_input --net=1 touch "$MARK"
+}
+
+@test "bad input: missing argument" {
+	failed=
+	for o in -t --timeout -k --kill-after -m --max-output -C --root -w \
+	    --write --deny-write --deny-read --scope -e --env --sandbox \
+	    --backend --result --format --allow-host -c; do
+		bad_input "$o" || failed="$failed $o"
+	done
+	[ -z "$failed" ] || { echo "failed for:$failed" >&2; return 1; }
+}
+
+@test "bad input: an option swallowing the command as its argument" {
+	# -t takes "touch" as its duration: a bad duration, not a run.
+	bad_input -t touch "$MARK"
+	bad_input -m touch "$MARK"
+}
+
+@test "bad input: bad durations" {
+	for d in -1 1x "" abc 1.5.5 99999999999h ' 1' '1 ' 1s5 5mss +1 0x10 \
+	    . 1e3 31d 721h 1..2 '1;touch x'; do
+		bad_input -t "$d" touch "$MARK"
+		bad_input --kill-after="$d" touch "$MARK"
+	done
+}
+
+@test "bad input: durations past 30 days" {
+	bad_input -t 2592001 touch "$MARK"
+	bad_input -t 43201m touch "$MARK"
+	bad_input -t 99999999999999999999999 touch "$MARK"
+}
+
+@test "good durations are accepted" {
+	run --separate-stderr "$SBX" --sandbox host -k 0.001 true
+	[ "$status" -eq 0 ]
+	for d in 0 1 1.5 .5 500ms 30s 2m 1h 2592000 720h; do
+		run --separate-stderr "$SBX" --sandbox host -t "$d" -k "$d" true
+		[ "$status" -eq 0 ] || { echo "-t $d: $status $stderr" >&2; return 1; }
+	done
+}
+
+@test "bad input: bad sizes" {
+	for s in -1 "" abc 1.5M 1X 1KK 1MG ' 1' 65G 99999999999999999999 \
+	    1T 0x10 1e6 'M' 1k5; do
+		bad_input -m "$s" touch "$MARK"
+		bad_input --max-output="$s" touch "$MARK"
+	done
+}
+
+@test "good sizes are accepted" {
+	for s in 0 1 100 1K 1k 1M 2m 1G 64G 512KB; do
+		run --separate-stderr "$SBX" --sandbox host -m "$s" true
+		[ "$status" -eq 0 ] || { echo "-m $s: $status $stderr" >&2; return 1; }
+	done
+}
+
+@test "bad input: --sandbox, --backend, --format bogus" {
+	bad_input --sandbox bogus touch "$MARK"
+	bad_input --sandbox '' touch "$MARK"
+	bad_input --sandbox HOST touch "$MARK"
+	bad_input --backend bogus touch "$MARK"
+	bad_input --backend '' touch "$MARK"
+	bad_input --format bogus touch "$MARK"
+	bad_input --format JSON touch "$MARK"
+	bad_input --format '' touch "$MARK"
+}
+
+@test "bad input: --root missing, a file, empty" {
+	touch afile
+	bad_input --root "$BATS_TEST_TMPDIR/nope" touch "$MARK"
+	bad_input -C afile touch "$MARK"
+	bad_input --root '' touch "$MARK"
+	[[ "$stderr" == *root* ]]
+}
+
+@test "bad input: missing --root names the path and writes error=path" {
+	run --separate-stderr "$SBX" --sandbox host --root /nonexistent/x touch "$MARK"
+	[ "$status" -eq 125 ]
+	[[ "$stderr" =~ ^sbx:\ .*/nonexistent/x ]]
+	[ ! -e "$MARK" ]
+	# Where a result is written at all, it says why.
+	if [ -n "$output" ]; then
+		[ "$(kv error)" = path ]
+		[ -z "$(kv exit_code)" ]
+	fi
+}
+
+@test "bad input: missing --write, --deny-write, --deny-read, --scope paths" {
+	for o in --write -w --deny-write --deny-read --scope; do
+		bad_input "$o" "$BATS_TEST_TMPDIR/nope" touch "$MARK"
+		[[ "$stderr" == *"$o"* && "$stderr" == *nope* ]]
+		bad_input "$o" '' touch "$MARK"
+	done
+}
+
+@test "bad input: --result into a missing folder" {
+	bad_input --result "$BATS_TEST_TMPDIR/nodir/res" touch "$MARK"
+	[[ "$stderr" == *nodir/res* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/nodir" ]
+}
+
+@test "bad input: --result into a folder or an unwritable file" {
+	mkdir adir
+	bad_input --result adir touch "$MARK"
+	if ! is_root; then
+		touch ro && chmod 444 ro
+		bad_input --result ro touch "$MARK"
+	fi
+}
+
+@test "bad input: no command, empty command" {
+	bad_input
+	bad_input --
+	bad_input -t 5 --
+	bad_input ''
+	bad_input -- ''
+	run --separate-stderr "$SBX" --sandbox host
+	[[ "$stderr" == *command* ]]
+}
+
+@test "bad input: --net with --allow-host, --net with --no-net" {
+	bad_input --net --allow-host example.com touch "$MARK"
+	bad_input --allow-host example.com --net touch "$MARK"
+	bad_input --net --no-net touch "$MARK"
+	bad_input --no-net --allow-host example.com touch "$MARK"
+}
+
+@test "bad input: --allow-host with an IP literal" {
+	for h in 1.2.3.4 127.0.0.1 10.0.0.1:443 ::1 '[::1]' '[::1]:80' \
+	    0x7f000001 2130706433 127.1 '*.1.2.3' 1.2.3.4.; do
+		bad_input --allow-host "$h" touch "$MARK"
+	done
+}
+
+@test "bad input: --allow-host with a bad port" {
+	for h in example.com:0 example.com:65536 example.com:99999 \
+	    example.com: example.com:abc example.com:-1 example.com:80x \
+	    example.com:1:2 'example.com: 80' example.com:999999999999999999999; do
+		bad_input --allow-host "$h" touch "$MARK"
+	done
+}
+
+@test "bad input: --allow-host with a bad pattern" {
+	for h in '' '*' '*.' '.' '..' 'a..b' '.example.com' '*example.com' \
+	    'a*.example.com' 'example.*.com' '**.example.com' 'exa mple.com' \
+	    'example.com/path' 'http://example.com' 'user@example.com' \
+	    $'exa\nmple.com' 'exa$mple.com' ':443'; do
+		bad_input --allow-host "$h" touch "$MARK"
+	done
+}
+
+@test "good --allow-host patterns are accepted (parsed, not run)" {
+	for h in example.com '*.example.com' example.com:8080 EXAMPLE.com \
+	    example.com. a-b.example_c.com localhost; do
+		run --separate-stderr "$SBX" --sandbox host --dry-run \
+		    --allow-host "$h" touch "$MARK"
+		[ "$status" -eq 0 ] || { echo "$h: $status $stderr" >&2; return 1; }
+		[ ! -e "$MARK" ]
+	done
+}
+
+@test "bad input: -e with an empty name" {
+	bad_input -e '' touch "$MARK"
+	bad_input -e =x touch "$MARK"
+	bad_input --env==x touch "$MARK"
+}
+
+@test "bad input: a message with a newline in it stays one line" {
+	bad_input --root $'/no\nsbx: such' touch "$MARK"
+	bad_input -t $'1\n2' touch "$MARK"
+	bad_input --sandbox $'host\nx' touch "$MARK"
+	bad_input --allow-host $'a\rb' touch "$MARK"
+	bad_input --write $'/nope\n' touch "$MARK"
+}
+
+# --- hostile paths ----------------------------------------------------------
+
+@test "paths that look like options are paths" {
+	mkdir ./-x ./-rf ./--net ./--
+	for p in ./-x -rf --net -- -x; do
+		run --separate-stderr "$SBX" --sandbox host --write "$p" -- touch "$MARK"
+		[ "$status" -eq 0 ] || { echo "--write $p: $status $stderr" >&2; return 1; }
+		rm -f "$MARK"
+	done
+	# --write --net took "--net" as its path: the network stays off, so
+	# --allow-host is not in conflict with it.
+	run --separate-stderr "$SBX" --sandbox host --write --net --allow-host \
+	    example.com --dry-run -- true
+	[ "$status" -eq 0 ]
+}
+
+@test "a path option whose argument names no such path fails, even if it looks like an option" {
+	bad_input --write --net touch "$MARK"
+	bad_input --write -rf touch "$MARK"
+	[[ "$stderr" == *-rf* ]]
+}
+
+@test "paths with spaces, quotes, newlines and dashes" {
+	for p in 'a b' "it's" 'say "x"' $'new\nline' '-lead' '$(touch marker)' \
+	    '`touch marker`' 'semi;colon' 'back\slash' 'tab	here' '*'; do
+		mkdir -- "$p"
+		run --separate-stderr "$SBX" --sandbox host --root "$p" --write "$p" \
+		    -- sh -c 'pwd' 3>&-
+		[ "$status" -eq 0 ] || { echo "<$p>: $status $stderr" >&2; return 1; }
+		[ "$(kvdec stdout)" = "$BATS_TEST_TMPDIR/$p" ] ||
+		    { echo "<$p>: pwd $(kvdec stdout)" >&2; return 1; }
+		[ ! -e "$MARK" ]
+	done
+}
+
+@test "--root is the command's working folder" {
+	mkdir work
+	run --separate-stderr "$SBX" --sandbox host -C work pwd
+	[ "$status" -eq 0 ]
+	[ "$(kvdec stdout)" = "$BATS_TEST_TMPDIR/work" ]
+}
+
+@test "arguments with hostile bytes reach the command unchanged" {
+	run --separate-stderr "$SBX" --sandbox host -- printf '%s|' \
+	    '' ' ' $'a\nb' '$HOME' '*' "'" '"' '\' '-' '--' $'\xff\xfe' $'\t'
+	[ "$status" -eq 0 ]
+	[ "$(kvdec stdout)" = "| |"$'a\nb'"|\$HOME|*|'|\"|\\|-|--|"$'\xff\xfe'"|"$'\t'"|" ]
+}
+
+# --- the environment --------------------------------------------------------
+
+@test "environment: only the allowlist passes" {
+	run --separate-stderr env -i PATH="$PATH" HOME=/h USER=u LOGNAME=l \
+	    SHELL=/bin/sh TERM=t LANG=C LANGUAGE=en LC_ALL=C LC_CTYPE=C \
+	    LC_WHATEVER=w TZ=UTC TMPDIR=/tmp SECRET=x AWS_SECRET_ACCESS_KEY=y \
+	    LD_PRELOAD=/nope.so BASH_ENV=/nope PYTHONPATH=/p XLC_X=1 PATHX=1 \
+	    HOMEBREW=1 "$SBX" --sandbox host -- env
+	[ "$status" -eq 0 ]
+	got=$(kvdec stdout | sort)
+	want=$(printf '%s\n' PATH="$PATH" HOME=/h USER=u LOGNAME=l SHELL=/bin/sh \
+	    TERM=t LANG=C LANGUAGE=en LC_ALL=C LC_CTYPE=C LC_WHATEVER=w TZ=UTC \
+	    TMPDIR=/tmp | sort)
+	[ "$got" = "$want" ] || { diff <(echo "$want") <(echo "$got") >&2; return 1; }
+}
+
+@test "environment: SECRET does not pass, -e SECRET does" {
+	run --separate-stderr env SECRET=s3cr3t "$SBX" --sandbox host -- env
+	[ "$status" -eq 0 ]
+	! kvdec stdout | grep -q '^SECRET='
+	run --separate-stderr env SECRET=s3cr3t "$SBX" --sandbox host -e SECRET -- env
+	[ "$status" -eq 0 ]
+	kvdec stdout | grep -qx 'SECRET=s3cr3t'
+}
+
+@test "environment: -e A=B sets, -e NAME unset stays unset, later wins" {
+	run --separate-stderr env -u NOPE_UNSET "$SBX" --sandbox host -e A=B \
+	    -e 'C=x=y z' -e EMPTY= -e NOPE_UNSET --env D=1 -e D=2 -e PATH="$PATH" -- env
+	[ "$status" -eq 0 ]
+	env_out=$(kvdec stdout)
+	grep -qx 'A=B' <<<"$env_out"
+	grep -qx 'C=x=y z' <<<"$env_out"
+	grep -qx 'EMPTY=' <<<"$env_out"
+	grep -qx 'D=2' <<<"$env_out"
+	! grep -q '^D=1' <<<"$env_out"
+	! grep -q '^NOPE_UNSET' <<<"$env_out"
+}
+
+@test "environment: -e can override an allowlisted variable" {
+	run --separate-stderr env HOME=/real "$SBX" --sandbox host -e HOME=/other -- env
+	[ "$status" -eq 0 ]
+	[ "$(kvdec stdout | grep -c '^HOME=')" = 1 ]
+	kvdec stdout | grep -qx 'HOME=/other'
+}
+
+@test "environment: a value with a newline passes intact" {
+	run --separate-stderr env "ML=$(printf 'a\nb')" "$SBX" --sandbox host -e ML \
+	    -- sh -c 'printf %s "$ML"'
+	[ "$status" -eq 0 ]
+	[ "$(kvdec stdout)" = $'a\nb' ]
+}
+
+# --- --dry-run ---------------------------------------------------------------
+
+@test "--dry-run runs nothing and prints the launch line" {
+	run --separate-stderr "$SBX" --sandbox host --dry-run -- touch "$MARK"
+	[ "$status" -eq 0 ]
+	[ ! -e "$MARK" ]
+	[[ "$output" == *touch* ]]
+	[[ "$output" == *"$MARK"* ]]
+}
+
+@test "--dry-run quotes hostile words so a shell gets them back" {
+	run --separate-stderr env -i PATH="$PATH" "$SBX" --sandbox host --dry-run \
+	    -- printf '%s|' "it's" 'a b' '$(touch marker)' '*'
+	[ "$status" -eq 0 ]
+	[ ! -e marker ]
+	# The line is shell: run it and get the same words back.
+	run sh -c "$output"
+	[ "$output" = "it's|a b|\$(touch marker)|*|" ]
+	[ ! -e marker ]
+}
+
+@test "--dry-run with --result writes no result" {
+	run --separate-stderr "$SBX" --sandbox host --dry-run --result res -- touch "$MARK"
+	[ "$status" -eq 0 ]
+	[ ! -e "$MARK" ]
+	[ ! -s res ]
+}
+
+# --- --result, --format -------------------------------------------------------
+
+@test "--result FILE: kv there, nothing on stdout" {
+	run --separate-stderr "$SBX" --sandbox host --result res -- echo hello
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	output=$(cat res)
+	[ "$(kv stdout)" = 'hello\n' ]
+	[ "$(kv exit_code)" = 0 ]
+	[ "$(kv executor)" = host ]
+	[ "$(kv isolation)" = none ]
+}
+
+@test "--result FILE --format json" {
+	run --separate-stderr "$SBX" --sandbox host --format json --result res.json -- sh -c 'echo out; echo err >&2; exit 3'
+	[ "$status" -eq 3 ]
+	[ -z "$output" ]
+	python3 -c '
+import json, sys
+r = json.load(open("res.json"))
+assert r["exit_code"] == 3, r
+assert r["stdout"] == "out\n" and r["stderr"] == "err\n", r
+assert r["signal"] is None and r["timed_out"] is False and r["aborted"] is False, r
+assert r["stdout_bytes"] == 4 and r["stdout_truncated"] is False, r
+assert r["executor"] == "host" and r["isolation"] == "none", r
+assert isinstance(r["duration_ms"], int), r
+'
+}
+
+@test "--result truncates an existing file" {
+	head -c 10000 /dev/zero >res
+	run --separate-stderr "$SBX" --sandbox host --result res -- true
+	[ "$status" -eq 0 ]
+	output=$(cat res)
+	[ "$(kv exit_code)" = 0 ]
+	[ "$(tr -d '\000' <res | wc -c)" = "$(wc -c <res)" ]
+}
+
+@test "--result /dev/fd/3 with 3>file" {
+	run --separate-stderr bash -c '"$1" --sandbox host --result /dev/fd/3 -- echo via-fd 3>"$2"' _ "$SBX" "$BATS_TEST_TMPDIR/fd3"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	output=$(cat fd3)
+	[ "$(kv stdout)" = 'via-fd\n' ]
+}
+
+@test "--result /dev/fd/3: the command does not inherit fd 3" {
+	run --separate-stderr bash -c '"$1" --sandbox host --result /dev/fd/3 -- sh -c "echo leaked >&3" 3>"$2"' _ "$SBX" "$BATS_TEST_TMPDIR/fd3"
+	output=$(cat fd3)
+	[ "$(kv exit_code)" != 0 ]
+	! grep -q leaked fd3
+}
+
+@test "every key of the contract, each once" {
+	run --separate-stderr "$SBX" --sandbox host -- echo x
+	[ "$status" -eq 0 ]
+	for k in executor isolation exit_code signal timed_out aborted \
+	    duration_ms stdout_bytes stdout_truncated stderr_bytes \
+	    stderr_truncated stdout stderr; do
+		[ "$(grep -c "^$k=" <<<"$output")" = 1 ] ||
+		    { echo "key $k not exactly once" >&2; return 1; }
+	done
+	# Nothing but key=value lines.
+	! grep -qv '^[a-z_]*=' <<<"$output"
+}
+
+@test "--format json is valid JSON, with hostile bytes" {
+	printf 'q"b\\s\000\001\037\177\377\376\303\050\355\240\200\364\220\200\200 é € 😀 \n\r\t</script>' >out.bin
+	printf '\300\257' >err.bin
+	run --separate-stderr "$SBX" --sandbox host --format json -- sh -c 'cat out.bin; cat err.bin >&2'
+	[ "$status" -eq 0 ]
+	printf '%s' "$output" | python3 -m json.tool >/dev/null
+	printf '%s' "$output" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.buffer.read().decode("utf-8", "strict"))
+s = r["stdout"]
+assert s.startswith("q\"b\\s\x00\x01\x1f\x7f"), repr(s)
+assert "é € 😀 \n\r\t</script>" in s, repr(s)
+assert "\udc80" not in s and "\ufffd" in s, repr(s)
+assert r["stdout_bytes"] == len(open("out.bin", "rb").read()), r
+assert set(r["stderr"]) <= {"\ufffd"} and r["stderr"], repr(r["stderr"])
+'
+}
+
+@test "--format json: null where kv is empty" {
+	run -127 --separate-stderr "$SBX" --sandbox host --format json -- /nonexistent/cmd
+	[ "$status" -eq 127 ]
+	printf '%s' "$output" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+assert r["exit_code"] is None and r["signal"] is None, r
+assert r["error"] == "not_found", r
+'
+}
+
+@test "--format json is valid with a hostile command name in error_message" {
+	run -127 --separate-stderr "$SBX" --sandbox host --format json -- $'/no/"x\n\xff\\'
+	[ "$status" -eq 127 ]
+	printf '%s' "$output" | python3 -m json.tool >/dev/null
+	[[ "$stderr" =~ ^sbx:\  ]]
+}
+
+@test "kv: a hostile command name in error_message stays one line" {
+	run -127 --separate-stderr "$SBX" --sandbox host -- $'/no/x\nexit_code=0\n\xff'
+	[ "$status" -eq 127 ]
+	[ "$(grep -c '^exit_code=' <<<"$output")" = 1 ]
+	[ -z "$(kv exit_code)" ]
+	printf '%s\n' "$output" | python3 -c 'import sys; sys.stdin.buffer.read().decode("utf-8", "strict")'
+}
+
+# --- --passthrough -----------------------------------------------------------
+
+@test "--passthrough: output straight through, no result" {
+	run --separate-stderr "$SBX" --sandbox host --passthrough -- sh -c 'echo out; echo err >&2; exit 4'
+	[ "$status" -eq 4 ]
+	[ "$output" = out ]
+	[ "$stderr" = err ]
+}
+
+@test "--passthrough: binary output byte-exact" {
+	head -c 300000 /dev/urandom >data
+	"$SBX" --sandbox host --passthrough -- cat data >got 3>&-
+	cmp data got
+}
+
+@test "--passthrough --result FILE writes the result file" {
+	run --separate-stderr "$SBX" --sandbox host --passthrough --result res -- sh -c 'echo out; exit 2'
+	[ "$status" -eq 2 ]
+	[ "$output" = out ]
+	output=$(cat res)
+	[ "$(kv exit_code)" = 2 ]
+	[ "$(kv executor)" = host ]
+	[ "$(kv timed_out)" = 0 ]
+}
+
+@test "--passthrough: stdin passes through" {
+	run --separate-stderr bash -c 'printf "in put" | "$1" --sandbox host --passthrough -- cat' _ "$SBX"
+	[ "$status" -eq 0 ]
+	[ "$output" = "in put" ]
+}
