@@ -1,0 +1,1974 @@
+/*
+ * proxy.c: sbx's filtering HTTP proxy for --allow-host. It serves CONNECT
+ * tunnels and absolute-URL plain-HTTP requests, decides each one in a fixed
+ * order (IP literal, port, allowlist, name lookup, public addresses only)
+ * and relays bytes between the client and an address it checked itself,
+ * never looking the name up twice. It plugs into sbx's one poll loop:
+ * proxy_pollfds() and proxy_handle() never block, and name lookups run on
+ * short-lived threads that hand their answer back through a socket in the
+ * poll set. Clients arrive on a TCP listener on 127.0.0.1, or, for bwrap,
+ * as descriptors passed over a socketpair by proxy_bridge_run() inside the
+ * sandbox. Invariants: every descriptor opened here is close-on-exec and
+ * non-blocking (the bridge's excepted: it runs in its own process); every
+ * buffer and count has a fixed bound (request head, relay rings, connections,
+ * lookups, the blocked list); every connection has a deadline.
+ */
+#define _GNU_SOURCE
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sbx.h"
+
+#ifndef MSG_NOSIGNAL
+#define MSG_NOSIGNAL	0	/* macOS: sbx ignores SIGPIPE anyway */
+#endif
+
+#define HEAD_MAX	16384	/* request line and headers */
+#define RING_SIZE	65536	/* relay buffer, each direction */
+#define MAX_CONNS	256
+#define MAX_LOOKUPS	32	/* resolver threads at once */
+#define MAX_ADDRS	16	/* addresses tried per name */
+#define MAX_BLOCKED	64	/* distinct refused hosts kept */
+#define BURST		64	/* accepts or received fds per wakeup */
+#define HEAD_TIMEOUT	30000	/* ms to receive a whole request head */
+#define LOOKUP_TIMEOUT	30000
+#define CONNECT_TIMEOUT	30000
+#define IDLE_TIMEOUT	300000	/* relay with no byte either way */
+#define REPLY_TIMEOUT	5000	/* to write an error reply */
+#define LINGER_TIMEOUT	2000	/* reading what a refused client still sends */
+#define PAUSE_MS	100	/* listener rest after EMFILE */
+
+enum cstate { C_HEAD, C_LOOKUP, C_CONNECT, C_RELAY, C_REPLY, C_LINGER };
+enum slot_kind { S_LISTEN, S_BRIDGE, S_WAKE, S_CLIENT, S_SERVER };
+enum { IO_AGAIN, IO_DONE, IO_EOF, IO_ERROR };
+
+struct ring {
+	char	*b;
+	size_t	 off;		/* first byte held */
+	size_t	 len;		/* bytes held */
+};
+
+/*
+ * A lookup belongs to the main thread except between pthread_create() and
+ * the moment its thread sends the pointer back; the thread touches nothing
+ * else. A lookup whose connection went away is orphaned (c = NULL) and
+ * freed when it comes back, or by its thread when the proxy is gone.
+ */
+struct lookup {
+	struct conn	*c;
+	int		 wfd;	/* the thread's own copy of the wake socket */
+	char		 host[256];
+	int		 gai;
+	size_t		 naddr;
+	struct sockaddr_storage addr[MAX_ADDRS];
+	socklen_t	 alen[MAX_ADDRS];
+	char		 bad[INET6_ADDRSTRLEN];	/* first non-public address */
+};
+
+struct conn {
+	enum cstate	 st;
+	int		 cfd;		/* the client */
+	int		 sfd;		/* the origin, -1 before connect */
+	int		 dead;
+	int		 tunnel;	/* CONNECT, else plain HTTP */
+	int64_t		 born;
+	int64_t		 deadline;
+	char		*head;		/* the request head while it arrives */
+	size_t		 hlen;
+	struct ring	 up;		/* client to origin */
+	struct ring	 down;		/* origin to client */
+	int64_t		 up_left;	/* body bytes still to forward; -1: all */
+	char		 host[256];	/* normalised */
+	int		 port;
+	struct lookup	*lk;
+	int		 lk_out;	/* lk is with its thread */
+	size_t		 next_addr;
+	char		*reply;		/* an error reply being written */
+	size_t		 rlen, roff;
+	short		 cev, sev;	/* events asked this round */
+	short		 crev, srev;	/* events seen this round */
+	unsigned	 c_eof:1, s_eof:1, c_shut:1, s_shut:1;
+};
+
+struct slot {
+	enum slot_kind	 kind;
+	int		 fd;
+	struct conn	*c;
+};
+
+struct proxy {
+	int		 lfd;		/* TCP listener, or -1 */
+	int		 bfd;		/* the proxy's end of the bridge, or -1 */
+	int		 bfd_child;	/* the sandbox's end; the core closes it */
+	int		 port;
+	int		 wake[2];	/* resolver answers: [0] read, [1] write */
+	int64_t		 pause_until;	/* listener rests after EMFILE */
+	const struct host_pattern *hosts;
+	size_t		 nhosts;
+	int		 allow_private;
+	struct conn	*conns[MAX_CONNS];
+	size_t		 nconns;
+	int		 nlookups;	/* threads running */
+	struct slot	 slot[2 * MAX_CONNS + 3];
+	size_t		 nslot;
+	struct strv	 blocked;
+};
+
+/* What parse_request() found in a request head. */
+struct req {
+	int		 tunnel;
+	char		 host[256];	/* as written */
+	int		 port;		/* 0: none given */
+	const char	*method;
+	size_t		 method_len;
+	const char	*path;		/* plain HTTP: origin-form, may be empty */
+	size_t		 path_len;
+	int		 minor;		/* HTTP/1.minor */
+	int		 chunked;	/* Transfer-Encoding present */
+	int64_t		 body_len;	/* Content-Length, 0 when absent */
+	const char	*why;		/* when refused */
+};
+
+/* Prototypes for what fuzz/fuzz_proxy.c reaches by including this file. */
+int	 proxy_parse_request(const char *, size_t, struct req *);
+int	 proxy_decide(const struct proxy *, const char *, int, char *,
+	    char *, size_t);
+int	 proxy_addr_public(const struct sockaddr *);
+size_t	 proxy_head_end(const char *, size_t, size_t);
+size_t	 proxy_rewrite(const char *, size_t, const struct req *, const char *,
+	    int, char *, size_t);
+
+/* ---- descriptors ------------------------------------------------------ */
+
+static int
+sock_new(int domain, int type)
+{
+#ifdef SOCK_CLOEXEC
+	return socket(domain, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+#else
+	int fd = socket(domain, type, 0);
+
+	if (fd != -1 && (set_cloexec(fd) == -1 || set_nonblock(fd) == -1)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+#endif
+}
+
+static int
+sock_accept(int lfd)
+{
+#ifdef __linux__
+	return accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+#else
+	int fd = accept(lfd, NULL, NULL);
+
+	if (fd != -1 && (set_cloexec(fd) == -1 || set_nonblock(fd) == -1)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+#endif
+}
+
+static void
+close_fd(int *fd)
+{
+	if (*fd != -1) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+static void
+nodelay(int fd)
+{
+	int one = 1;
+
+	/* Tunnels carry TLS handshakes: small writes must not wait. */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* ---- addresses and names ---------------------------------------------- */
+
+static int
+v4_public(uint32_t a)
+{
+	static const struct { uint32_t net; int bits; } deny[] = {
+		{ 0x00000000, 8 },	/* "this network" */
+		{ 0x0a000000, 8 },	/* private */
+		{ 0x64400000, 10 },	/* carrier-grade NAT */
+		{ 0x7f000000, 8 },	/* loopback */
+		{ 0xa9fe0000, 16 },	/* link local */
+		{ 0xac100000, 12 },	/* private */
+		{ 0xc0000000, 24 },	/* IETF protocol assignments */
+		{ 0xc0000200, 24 },	/* TEST-NET-1 */
+		{ 0xc0586300, 24 },	/* 6to4 relay anycast */
+		{ 0xc0a80000, 16 },	/* private */
+		{ 0xc6120000, 15 },	/* benchmarking */
+		{ 0xc6336400, 24 },	/* TEST-NET-2 */
+		{ 0xcb007100, 24 },	/* TEST-NET-3 */
+		{ 0xe0000000, 4 },	/* multicast */
+		{ 0xf0000000, 4 },	/* reserved, broadcast */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof deny / sizeof deny[0]; i++)
+		if ((a >> (32 - deny[i].bits)) ==
+		    (deny[i].net >> (32 - deny[i].bits)))
+			return 0;
+	return 1;
+}
+
+static uint32_t
+v4_at(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+}
+
+/*
+ * Only global unicast (2000::/3) can be public, less its special blocks;
+ * the forms that carry an IPv4 address (mapped, NAT64, 6to4) are as public
+ * as the address they carry, since that is where the packets go.
+ */
+static int
+v6_public(const unsigned char *a)
+{
+	static const unsigned char mapped[12] = { 0,0,0,0,0,0,0,0,0,0,0xff,0xff };
+	static const unsigned char nat64[12] = { 0,0x64,0xff,0x9b,0,0,0,0,0,0,0,0 };
+
+	if (memcmp(a, mapped, 12) == 0 || memcmp(a, nat64, 12) == 0)
+		return v4_public(v4_at(a + 12));
+	if (a[0] == 0x20 && a[1] == 0x02)		/* 6to4 */
+		return v4_public(v4_at(a + 2));
+	if ((a[0] & 0xe0) != 0x20)
+		return 0;
+	if (a[0] == 0x20 && a[1] == 0x01 && a[2] < 0x02)	/* 2001::/23 */
+		return 0;
+	if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0d && a[3] == 0xb8)
+		return 0;				/* documentation */
+	if (a[0] == 0x3f && a[1] == 0xff && a[2] < 0x10)	/* 3fff::/20 */
+		return 0;
+	return 1;
+}
+
+int
+proxy_addr_public(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
+
+		return v4_public(ntohl(s4->sin_addr.s_addr));
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+
+		return v6_public(s6->sin6_addr.s6_addr);
+	}
+	return 0;
+}
+
+static int
+is_digit(int ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+static int
+is_hex(int ch)
+{
+	return is_digit(ch) || (ch >= 'a' && ch <= 'f') ||
+	    (ch >= 'A' && ch <= 'F');
+}
+
+/* The last label is a number (decimal, octal, 0x-hex): an IPv4 spelling. */
+static int
+ends_in_number(const char *h)
+{
+	const char *l = strrchr(h, '.');
+	size_t i;
+
+	l = l ? l + 1 : h;
+	if (l[0] == '0' && (l[1] == 'x' || l[1] == 'X')) {
+		for (i = 2; l[i] != '\0'; i++)
+			if (!is_hex((unsigned char)l[i]))
+				return 0;
+		return 1;
+	}
+	if (l[0] == '\0')
+		return 0;
+	for (i = 0; l[i] != '\0'; i++)
+		if (!is_digit((unsigned char)l[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * An address written as a host, in any spelling a resolver or a browser
+ * would take for one: brackets, IPv6 with or without a zone, everything
+ * inet_aton() accepts (127.1, 0x7f.1, 2130706433, 017700000001), and any
+ * name whose last label is a number.
+ */
+static int
+ip_literal(const char *h)
+{
+	char buf[256];
+	struct in_addr a4;
+	struct in6_addr a6;
+	size_t n = strlen(h);
+
+	if (h[0] == '[')
+		return 1;
+	if (n == 0 || n >= sizeof buf)
+		return 0;
+	memcpy(buf, h, n + 1);
+	buf[strcspn(buf, "%")] = '\0';
+	if (inet_pton(AF_INET6, buf, &a6) == 1)
+		return 1;
+	memcpy(buf, h, n + 1);
+	if (buf[n - 1] == '.')
+		buf[n - 1] = '\0';
+	return inet_aton(buf, &a4) != 0 || ends_in_number(buf);
+}
+
+/* Lower case, one trailing dot dropped, LDH (and _) labels of 1..63. */
+static int
+normalise(const char *h, char *out)
+{
+	size_t n = strlen(h), i, label = 0;
+
+	if (n > 0 && h[n - 1] == '.')
+		n--;
+	if (n == 0 || n > 253)
+		return -1;
+	for (i = 0; i < n; i++) {
+		int ch = (unsigned char)h[i];
+
+		if (ch >= 'A' && ch <= 'Z')
+			ch += 'a' - 'A';
+		if (ch == '.') {
+			if (label == 0)
+				return -1;
+			label = 0;
+		} else if ((ch >= 'a' && ch <= 'z') || is_digit(ch) ||
+		    ch == '-' || ch == '_') {
+			if (++label > 63)
+				return -1;
+		} else
+			return -1;
+		out[i] = (char)ch;
+	}
+	out[n] = '\0';
+	return label == 0 ? -1 : 0;
+}
+
+static int
+pattern_match(const struct host_pattern *hp, const char *name)
+{
+	size_t n = strlen(name), m = strlen(hp->name);
+
+	if (!hp->wildcard)
+		return strcmp(name, hp->name) == 0;
+	/* Subdomains only, on a label boundary: not evilexample.com. */
+	return n > m + 1 && name[n - m - 1] == '.' &&
+	    strcmp(name + n - m, hp->name) == 0;
+}
+
+static int
+pattern_port(const struct host_pattern *hp, int port)
+{
+	return hp->port == 0 ? port == 80 || port == 443 : hp->port == port;
+}
+
+/*
+ * The policy decision before any lookup: 0 when allowed (norm gets the
+ * normalised name), else an HTTP status with why filled in.
+ */
+int
+proxy_decide(const struct proxy *p, const char *host, int port, char *norm,
+    char *why, size_t whylen)
+{
+	size_t i;
+	int named = 0, ported = 0;
+
+	norm[0] = '\0';
+	if (ip_literal(host)) {
+		snprintf(why, whylen, "IP address literals are refused; "
+		    "allow a host name with --allow-host");
+		return 403;
+	}
+	if (normalise(host, norm) == -1) {
+		norm[0] = '\0';
+		snprintf(why, whylen, "invalid host name");
+		return 403;
+	}
+	if (port < 1 || port > 65535) {
+		snprintf(why, whylen, "missing or invalid port");
+		return 400;
+	}
+	for (i = 0; i < p->nhosts; i++) {
+		if (pattern_match(&p->hosts[i], norm)) {
+			named = 1;
+			if (pattern_port(&p->hosts[i], port))
+				return 0;
+		}
+		if (p->hosts[i].port == port)
+			ported = 1;
+	}
+	if (port != 80 && port != 443 && !ported)
+		snprintf(why, whylen, "port %d is refused; ports 80 and 443 "
+		    "are allowed, others with --allow-host HOST:PORT", port);
+	else if (named)
+		snprintf(why, whylen, "port %d is not allowed for this host",
+		    port);
+	else
+		snprintf(why, whylen, "host is not on the --allow-host list");
+	return 403;
+}
+
+/* ---- request parsing -------------------------------------------------- */
+
+static int
+is_tchar(int ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	    is_digit(ch) || (ch != '\0' && strchr("!#$%&'*+-.^_`|~", ch));
+}
+
+/*
+ * Where the head ends (just past its empty line), or 0 while incomplete.
+ * from: where the previous search stopped, to keep arrival linear.
+ */
+size_t
+proxy_head_end(const char *b, size_t len, size_t from)
+{
+	size_t i;
+
+	for (i = from > 3 ? from - 3 : 0; i < len; i++) {
+		if (b[i] != '\n')
+			continue;
+		if (i + 1 < len && b[i + 1] == '\n')
+			return i + 2;
+		if (i + 2 < len && b[i + 1] == '\r' && b[i + 2] == '\n')
+			return i + 3;
+	}
+	return 0;
+}
+
+/* The next line (CR LF or LF dropped); -1 when none or a control byte. */
+static int
+next_line(const char *b, size_t len, size_t *pos, const char **s, size_t *n)
+{
+	const char *nl = memchr(b + *pos, '\n', len - *pos);
+	size_t i;
+
+	if (nl == NULL)
+		return -1;
+	*s = b + *pos;
+	*n = (size_t)(nl - *s);
+	*pos += *n + 1;
+	if (*n > 0 && (*s)[*n - 1] == '\r')
+		(*n)--;
+	for (i = 0; i < *n; i++) {
+		unsigned char ch = (unsigned char)(*s)[i];
+
+		/* A lone CR could end a line for the origin: smuggling. */
+		if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+ci_prefix(const char *s, size_t n, const char *pre)
+{
+	size_t i, m = strlen(pre);
+
+	if (n < m)
+		return 0;
+	for (i = 0; i < m; i++) {
+		int ch = (unsigned char)s[i];
+
+		if (ch >= 'A' && ch <= 'Z')
+			ch += 'a' - 'A';
+		if (ch != pre[i])
+			return 0;
+	}
+	return 1;
+}
+
+static int
+ci_equal(const char *s, size_t n, const char *w)
+{
+	return n == strlen(w) && ci_prefix(s, n, w);
+}
+
+static int
+parse_port(const char *s, size_t n)
+{
+	size_t i;
+	int v = 0;
+
+	if (n == 0 || n > 5)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (!is_digit((unsigned char)s[i]))
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v >= 1 && v <= 65535 ? v : -1;
+}
+
+/*
+ * "host[:port]" into r->host and r->port (0 when absent). Brackets stay
+ * on the host so that the IP-literal check sees them; an unbracketed IPv6
+ * address keeps all its colons.
+ */
+static int
+split_authority(const char *a, size_t n, struct req *r)
+{
+	size_t hl = n, i, colons = 0, last = 0;
+	struct in6_addr a6;
+
+	if (n > 0 && a[0] == '[') {
+		const char *rb = memchr(a, ']', n);
+
+		if (rb == NULL)
+			return -1;
+		hl = (size_t)(rb - a) + 1;
+		if (hl < n && a[hl] != ':')
+			return -1;
+	} else {
+		for (i = 0; i < n; i++)
+			if (a[i] == ':')
+				colons++, last = i;
+		if (colons == 1)
+			hl = last;
+		else if (colons > 1 && n < sizeof r->host) {
+			memcpy(r->host, a, last);
+			r->host[last] = '\0';
+			r->host[strcspn(r->host, "%")] = '\0';
+			if (inet_pton(AF_INET6, r->host, &a6) == 1)
+				hl = last;	/* "::1:443" in CONNECT */
+		}
+	}
+	if (hl == 0 || hl >= sizeof r->host)
+		return -1;
+	memcpy(r->host, a, hl);
+	r->host[hl] = '\0';
+	r->port = 0;
+	if (hl < n && hl + 1 < n && (r->port = parse_port(a + hl + 1,
+	    n - hl - 1)) == -1)
+		return -1;
+	return 0;
+}
+
+static int
+parse_target(const char *t, size_t n, struct req *r)
+{
+	size_t i;
+
+	if (r->tunnel) {
+		if (memchr(t, '/', n) || memchr(t, '@', n) ||
+		    split_authority(t, n, r) == -1) {
+			r->why = "CONNECT needs host:port";
+			return 400;
+		}
+		return 0;
+	}
+	if (!ci_prefix(t, n, "http://")) {
+		r->why = ci_prefix(t, n, "https://") ? "use CONNECT for https "
+		    "URLs" : "a proxy request needs an absolute http:// URL";
+		return 400;
+	}
+	t += 7, n -= 7;
+	for (i = 0; i < n && t[i] != '/' && t[i] != '?' && t[i] != '#'; i++)
+		;
+	if (memchr(t, '@', i)) {
+		r->why = "user information in URLs is refused";
+		return 400;
+	}
+	if (split_authority(t, i, r) == -1) {
+		r->why = "bad host or port in URL";
+		return 400;
+	}
+	if (r->port == 0)
+		r->port = 80;
+	r->path = t + i;
+	r->path_len = n - i;
+	for (i = 0; i < r->path_len && r->path[i] != '#'; i++)
+		;
+	r->path_len = i;
+	return 0;
+}
+
+/* METHOD SP TARGET SP HTTP/1.x */
+static int
+parse_request_line(const char *s, size_t n, struct req *r)
+{
+	const char *sp1, *sp2;
+
+	sp1 = memchr(s, ' ', n);
+	if (sp1 == NULL || sp1 == s)
+		return 400;
+	sp2 = memchr(sp1 + 1, ' ', n - (size_t)(sp1 + 1 - s));
+	if (sp2 == NULL || sp2 == sp1 + 1)
+		return 400;
+	r->method = s;
+	r->method_len = (size_t)(sp1 - s);
+	for (size_t i = 0; i < r->method_len; i++)
+		if (!is_tchar((unsigned char)s[i]))
+			return 400;
+	if ((size_t)(s + n - (sp2 + 1)) != 8 ||
+	    memcmp(sp2 + 1, "HTTP/1.", 7) != 0 || !is_digit(sp2[8]))
+		return 400;
+	r->minor = sp2[8] - '0';
+	r->tunnel = r->method_len == 7 && memcmp(s, "CONNECT", 7) == 0;
+	return parse_target(sp1 + 1, (size_t)(sp2 - sp1 - 1), r);
+}
+
+static int
+parse_length(const char *v, size_t n, struct req *r)
+{
+	int64_t x = 0;
+	size_t i;
+
+	if (n == 0 || n > 18)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (!is_digit((unsigned char)v[i]))
+			return -1;
+		x = x * 10 + (v[i] - '0');
+	}
+	/* Two different lengths: the origin might pick the other one. */
+	if (r->body_len != -1 && r->body_len != x)
+		return -1;
+	r->body_len = x;
+	return 0;
+}
+
+/* "Name: value", OWS trimmed; -1 when malformed. */
+static int
+split_field(const char *s, size_t n, size_t *nl, const char **v, size_t *vl)
+{
+	const char *colon = memchr(s, ':', n);
+	size_t i;
+
+	if (colon == NULL || colon == s)
+		return -1;
+	*nl = (size_t)(colon - s);
+	for (i = 0; i < *nl; i++)
+		if (!is_tchar((unsigned char)s[i]))
+			return -1;
+	*v = colon + 1;
+	*vl = n - *nl - 1;
+	while (*vl > 0 && (**v == ' ' || **v == '\t'))
+		(*v)++, (*vl)--;
+	while (*vl > 0 && ((*v)[*vl - 1] == ' ' || (*v)[*vl - 1] == '\t'))
+		(*vl)--;
+	return 0;
+}
+
+/*
+ * Parses a complete head of len bytes (proxy_head_end()'s answer): 0, or
+ * the HTTP status to refuse it with and r->why.
+ */
+int
+proxy_parse_request(const char *b, size_t len, struct req *r)
+{
+	size_t pos = 0, n, nl, vl;
+	const char *s, *v;
+	int st;
+
+	memset(r, 0, sizeof *r);
+	r->body_len = -1;
+	r->why = "malformed request";
+	if (next_line(b, len, &pos, &s, &n) == -1)
+		return 400;
+	if ((st = parse_request_line(s, n, r)) != 0)
+		return st;
+	while (next_line(b, len, &pos, &s, &n) == 0 && n > 0) {
+		if (s[0] == ' ' || s[0] == '\t') {
+			r->why = "folded header lines are refused";
+			return 400;
+		}
+		if (split_field(s, n, &nl, &v, &vl) == -1)
+			return 400;
+		if (ci_equal(s, nl, "content-length") &&
+		    parse_length(v, vl, r) == -1) {
+			r->why = "bad Content-Length";
+			return 400;
+		}
+		if (ci_equal(s, nl, "transfer-encoding"))
+			r->chunked = 1;
+	}
+	if (r->body_len == -1)
+		r->body_len = 0;
+	if (!r->tunnel && r->chunked) {
+		r->why = "request bodies need a Content-Length here";
+		return 411;
+	}
+	r->why = NULL;
+	return 0;
+}
+
+/* Hop-by-hop and proxy headers, and Host, which the URL decides. */
+static int
+dropped(const char *name, size_t n)
+{
+	static const char *const drop[] = { "host", "connection",
+	    "keep-alive", "te", "trailer", "transfer-encoding", "upgrade" };
+	size_t i;
+
+	if (ci_prefix(name, n, "proxy-"))
+		return 1;
+	for (i = 0; i < sizeof drop / sizeof drop[0]; i++)
+		if (ci_equal(name, n, drop[i]))
+			return 1;
+	return 0;
+}
+
+static int
+put(char *out, size_t cap, size_t *at, const char *s, size_t n)
+{
+	if (n > cap - *at)
+		return -1;
+	memcpy(out + *at, s, n);
+	*at += n;
+	return 0;
+}
+
+/*
+ * The plain-HTTP head as the origin gets it: origin-form request line,
+ * Host from the URL, the client's headers less the dropped ones, and
+ * "Connection: close" (one request per connection keeps the origin from
+ * reading a second, unchecked one). 0 when it does not fit.
+ */
+size_t
+proxy_rewrite(const char *b, size_t len, const struct req *r,
+    const char *host, int port, char *out, size_t cap)
+{
+	size_t pos = 0, at = 0, n, nl, vl;
+	const char *s, *v;
+	char line[400];
+	int k;
+
+	if (next_line(b, len, &pos, &s, &n) == -1 ||
+	    put(out, cap, &at, r->method, r->method_len) == -1 ||
+	    put(out, cap, &at, " ", 1) == -1 ||
+	    (r->path_len == 0 || r->path[0] != '/' ?
+	    put(out, cap, &at, "/", 1) : 0) == -1 ||
+	    put(out, cap, &at, r->path, r->path_len) == -1)
+		return 0;
+	k = port == 80 ?
+	    snprintf(line, sizeof line, " HTTP/1.%d\r\nHost: %s\r\n",
+	    r->minor, host) :
+	    snprintf(line, sizeof line, " HTTP/1.%d\r\nHost: %s:%d\r\n",
+	    r->minor, host, port);
+	if (k < 0 || (size_t)k >= sizeof line ||
+	    put(out, cap, &at, line, (size_t)k) == -1)
+		return 0;
+	while (next_line(b, len, &pos, &s, &n) == 0 && n > 0) {
+		if (split_field(s, n, &nl, &v, &vl) == -1 || dropped(s, nl))
+			continue;
+		if (put(out, cap, &at, s, n) == -1 ||
+		    put(out, cap, &at, "\r\n", 2) == -1)
+			return 0;
+	}
+	if (put(out, cap, &at, "Connection: close\r\n\r\n", 21) == -1)
+		return 0;
+	return at;
+}
+
+/* ---- rings ------------------------------------------------------------ */
+
+static int
+ring_space(struct ring *r, struct iovec *iov)
+{
+	size_t end = (r->off + r->len) % RING_SIZE, room = RING_SIZE - r->len;
+
+	if (room == 0)
+		return 0;
+	iov[0].iov_base = r->b + end;
+	if (end + room <= RING_SIZE) {
+		iov[0].iov_len = room;
+		return 1;
+	}
+	iov[0].iov_len = RING_SIZE - end;
+	iov[1].iov_base = r->b;
+	iov[1].iov_len = room - iov[0].iov_len;
+	return 2;
+}
+
+static int
+ring_fill(struct ring *r, int fd, size_t *got)
+{
+	struct iovec iov[2];
+	int n = ring_space(r, iov);
+	ssize_t k;
+
+	*got = 0;
+	if (n == 0)
+		return IO_AGAIN;
+	k = readv(fd, iov, n);
+	if (k > 0) {
+		r->len += (size_t)k;
+		*got = (size_t)k;
+		return IO_DONE;
+	}
+	if (k == 0)
+		return IO_EOF;
+	return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ?
+	    IO_AGAIN : IO_ERROR;
+}
+
+static int
+ring_flush(struct ring *r, int fd)
+{
+	struct iovec iov[2];
+	struct msghdr m;
+	ssize_t k;
+
+	memset(&m, 0, sizeof m);
+	m.msg_iov = iov;
+	iov[0].iov_base = r->b + r->off;
+	if (r->off + r->len <= RING_SIZE) {
+		iov[0].iov_len = r->len;
+		m.msg_iovlen = 1;
+	} else {
+		iov[0].iov_len = RING_SIZE - r->off;
+		iov[1].iov_base = r->b;
+		iov[1].iov_len = r->len - iov[0].iov_len;
+		m.msg_iovlen = 2;
+	}
+	k = sendmsg(fd, &m, MSG_NOSIGNAL);
+	if (k < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ||
+		    errno == EINTR ? IO_AGAIN : IO_ERROR;
+	r->len -= (size_t)k;
+	/* Empty: start over at 0, so reads stay one piece. */
+	r->off = r->len == 0 ? 0 : (r->off + (size_t)k) % RING_SIZE;
+	return IO_DONE;
+}
+
+static void
+ring_put(struct ring *r, const char *s, size_t n)
+{
+	struct iovec iov[2];
+	int k = ring_space(r, iov);
+	size_t a;
+
+	if (k == 0)
+		return;
+	a = n < iov[0].iov_len ? n : iov[0].iov_len;
+	memcpy(iov[0].iov_base, s, a);
+	if (k == 2 && n > a)
+		memcpy(iov[1].iov_base, s + a, n - a < iov[1].iov_len ?
+		    n - a : iov[1].iov_len);
+	r->len += n < RING_SIZE - r->len ? n : RING_SIZE - r->len;
+}
+
+/* ---- connections ------------------------------------------------------ */
+
+static void
+record_blocked(struct proxy *p, const char *host, int port)
+{
+	char name[300];
+	size_t i;
+
+	if (port > 0)
+		snprintf(name, sizeof name, "%.255s:%d", host, port);
+	else
+		snprintf(name, sizeof name, "%.255s", host);
+	/* One list item each, whatever the client wrote. */
+	for (i = 0; name[i] != '\0'; i++)
+		if ((unsigned char)name[i] <= 0x20 ||
+		    (unsigned char)name[i] >= 0x7f || name[i] == ',')
+			name[i] = '?';
+	for (i = 0; i < p->blocked.n; i++)
+		if (strcmp(p->blocked.v[i], name) == 0)
+			return;
+	if (p->blocked.n < MAX_BLOCKED)
+		strv_push(&p->blocked, name);
+}
+
+static const char *
+status_text(int st)
+{
+	switch (st) {
+	case 400: return "Bad Request";
+	case 403: return "Forbidden";
+	case 408: return "Request Timeout";
+	case 411: return "Length Required";
+	case 431: return "Request Header Fields Too Large";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	case 504: return "Gateway Timeout";
+	default: return "Error";
+	}
+}
+
+static void
+lookup_drop(struct conn *c)
+{
+	if (c->lk == NULL)
+		return;
+	if (c->lk_out)
+		c->lk->c = NULL;	/* freed when its answer arrives */
+	else
+		free(c->lk);
+	c->lk = NULL;
+	c->lk_out = 0;
+}
+
+static void
+conn_close(struct conn *c)
+{
+	close_fd(&c->cfd);
+	close_fd(&c->sfd);
+	lookup_drop(c);
+	c->dead = 1;
+}
+
+static void
+conn_free(struct conn *c)
+{
+	free(c->head);
+	free(c->up.b);
+	free(c->down.b);
+	free(c->reply);
+	free(c);
+}
+
+static void
+sweep(struct proxy *p)
+{
+	size_t i = 0;
+
+	while (i < p->nconns) {
+		if (p->conns[i]->dead) {
+			conn_free(p->conns[i]);
+			p->conns[i] = p->conns[--p->nconns];
+		} else
+			i++;
+	}
+}
+
+/*
+ * Ends the request with an error reply; after it, the proxy reads and
+ * discards what the client still sends for a moment, so that closing with
+ * unread data does not reset the connection before the reply is read.
+ */
+static void
+conn_fail(struct conn *c, int64_t now, int st, const char *fmt, ...)
+{
+	char body[600];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(body, sizeof body - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n > sizeof body - 2)
+		n = (int)sizeof body - 2;
+	body[n++] = '\n';
+	body[n] = '\0';
+	close_fd(&c->sfd);
+	lookup_drop(c);
+	free(c->reply);
+	c->reply = xasprintf("HTTP/1.1 %d %s\r\nContent-Type: text/plain; "
+	    "charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n"
+	    "\r\nsbx proxy: %s", st, status_text(st), n + 11, body);
+	c->rlen = strlen(c->reply);
+	c->roff = 0;
+	c->st = C_REPLY;
+	c->deadline = now + REPLY_TIMEOUT;
+}
+
+static void
+refuse(struct proxy *p, struct conn *c, int64_t now, int st, const char *host,
+    int port, const char *why)
+{
+	if (st == 403)
+		record_blocked(p, host, strncmp(why, "port ", 5) == 0 ?
+		    port : 0);
+	conn_fail(c, now, st, "%.255s: %s", host, why);
+}
+
+static void
+conn_add(struct proxy *p, int fd, int64_t now)
+{
+	static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
+	    "Content-Length: 0\r\nConnection: close\r\n\r\n";
+	struct conn *c, *old = NULL;
+	size_t i;
+
+	if (p->nconns == MAX_CONNS) {
+		/* Make room by dropping the oldest client still silent. */
+		for (i = 0; i < p->nconns; i++)
+			if (p->conns[i]->st == C_HEAD && (old == NULL ||
+			    p->conns[i]->born < old->born))
+				old = p->conns[i];
+		if (old == NULL) {
+			(void)send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL);
+			close(fd);
+			return;
+		}
+		conn_close(old);
+		sweep(p);
+	}
+	nodelay(fd);
+	c = xcalloc(1, sizeof *c);
+	c->cfd = fd;
+	c->sfd = -1;
+	c->st = C_HEAD;
+	c->born = now;
+	c->deadline = now + HEAD_TIMEOUT;
+	c->head = xmalloc(HEAD_MAX);
+	p->conns[p->nconns++] = c;
+}
+
+/* ---- lookups ---------------------------------------------------------- */
+
+static void *
+lookup_run(void *arg)
+{
+	struct lookup *lk = arg;
+	struct addrinfo hints, *res, *ai;
+	int wfd = lk->wfd;
+
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	lk->gai = getaddrinfo(lk->host, NULL, &hints, &res);
+	if (lk->gai == 0) {
+		for (ai = res; ai != NULL; ai = ai->ai_next) {
+			if (ai->ai_addrlen > sizeof lk->addr[0])
+				continue;
+			/* Every address is judged, not just those tried. */
+			if (lk->bad[0] == '\0' &&
+			    !proxy_addr_public(ai->ai_addr))
+				(void)getnameinfo(ai->ai_addr, ai->ai_addrlen,
+				    lk->bad, sizeof lk->bad, NULL, 0,
+				    NI_NUMERICHOST);
+			if (lk->naddr < MAX_ADDRS) {
+				memcpy(&lk->addr[lk->naddr], ai->ai_addr,
+				    ai->ai_addrlen);
+				lk->alen[lk->naddr++] = ai->ai_addrlen;
+			}
+		}
+		freeaddrinfo(res);
+	}
+	/* After a send that worked, lk is the main thread's again. */
+	if (send(wfd, &lk, sizeof lk, MSG_NOSIGNAL) != (ssize_t)sizeof lk)
+		free(lk);
+	close(wfd);
+	return NULL;
+}
+
+static int
+lookup_start(struct proxy *p, struct conn *c)
+{
+	struct lookup *lk;
+	pthread_attr_t attr;
+	pthread_t t;
+	sigset_t all, old;
+	int err;
+
+	lk = xcalloc(1, sizeof *lk);
+	lk->c = c;
+	snprintf(lk->host, sizeof lk->host, "%s", c->host);
+	if ((lk->wfd = fcntl(p->wake[1], F_DUPFD_CLOEXEC, 0)) == -1) {
+		free(lk);
+		return -1;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	/* Signals stay with the main thread and its self-pipe. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&t, &attr, lookup_run, lk);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (err != 0) {
+		close(lk->wfd);
+		free(lk);
+		return -1;
+	}
+	c->lk = lk;
+	c->lk_out = 1;
+	p->nlookups++;
+	return 0;
+}
+
+static void
+connect_next(struct conn *c, int64_t now)
+{
+	struct lookup *lk = c->lk;
+	int err = ECONNREFUSED, fd;
+
+	while (c->next_addr < lk->naddr) {
+		size_t i = c->next_addr++;
+		struct sockaddr *sa = (struct sockaddr *)&lk->addr[i];
+
+		if (sa->sa_family == AF_INET)
+			((struct sockaddr_in *)sa)->sin_port =
+			    htons((uint16_t)c->port);
+		else
+			((struct sockaddr_in6 *)sa)->sin6_port =
+			    htons((uint16_t)c->port);
+		if ((fd = sock_new(sa->sa_family, SOCK_STREAM)) == -1) {
+			err = errno;
+			continue;
+		}
+		if (connect(fd, sa, lk->alen[i]) == 0 || errno == EINPROGRESS) {
+			c->sfd = fd;
+			c->st = C_CONNECT;
+			return;
+		}
+		err = errno;
+		close(fd);
+	}
+	conn_fail(c, now, 502, "%s:%d: cannot connect: %s", c->host, c->port,
+	    strerror(err));
+}
+
+static void
+lookup_done(struct proxy *p, struct lookup *lk, int64_t now)
+{
+	struct conn *c = lk->c;
+
+	p->nlookups--;
+	if (c == NULL) {
+		free(lk);
+		return;
+	}
+	c->lk_out = 0;
+	if (lk->gai != 0) {
+		conn_fail(c, now, 502, "%s: cannot resolve: %s", c->host,
+		    gai_strerror(lk->gai));
+		return;
+	}
+	if (lk->bad[0] != '\0' && !p->allow_private) {
+		char why[200];
+
+		snprintf(why, sizeof why, "resolves to %s, a private or "
+		    "reserved address (--allow-private allows it)", lk->bad);
+		refuse(p, c, now, 403, c->host, c->port, why);
+		return;
+	}
+	if (lk->naddr == 0) {
+		conn_fail(c, now, 502, "%s: no address", c->host);
+		return;
+	}
+	c->deadline = now + CONNECT_TIMEOUT;
+	connect_next(c, now);
+}
+
+static void
+wake_read(struct proxy *p, int64_t now)
+{
+	struct lookup *lk;
+
+	while (recv(p->wake[0], &lk, sizeof lk, MSG_DONTWAIT) ==
+	    (ssize_t)sizeof lk)
+		lookup_done(p, lk, now);
+}
+
+/* ---- the request ------------------------------------------------------ */
+
+static void
+request_ready(struct proxy *p, struct conn *c, size_t hend, int64_t now)
+{
+	struct req r;
+	char why[300];
+	size_t extra = c->hlen - hend, n;
+	int st;
+
+	if ((st = proxy_parse_request(c->head, hend, &r)) != 0) {
+		conn_fail(c, now, st, "%s", r.why);
+		return;
+	}
+	if ((st = proxy_decide(p, r.host, r.port, c->host, why,
+	    sizeof why)) != 0) {
+		refuse(p, c, now, st, c->host[0] ? c->host : r.host, r.port,
+		    why);
+		return;
+	}
+	c->port = r.port;
+	c->tunnel = r.tunnel;
+	c->up.b = xmalloc(RING_SIZE);
+	c->up_left = -1;
+	if (!r.tunnel) {
+		n = proxy_rewrite(c->head, hend, &r, c->host, r.port,
+		    c->up.b, RING_SIZE);
+		if (n == 0) {
+			conn_fail(c, now, 431, "request head too large");
+			return;
+		}
+		c->up.len = n;
+		/* Only the declared body follows; the rest is dropped. */
+		if ((int64_t)extra > r.body_len)
+			extra = (size_t)r.body_len;
+		c->up_left = r.body_len - (int64_t)extra;
+	}
+	ring_put(&c->up, c->head + hend, extra);
+	free(c->head);
+	c->head = NULL;
+	c->st = C_LOOKUP;
+	c->deadline = now + LOOKUP_TIMEOUT;
+}
+
+static void
+head_read(struct proxy *p, struct conn *c, int64_t now)
+{
+	ssize_t k;
+	size_t end, from;
+
+	for (;;) {
+		if (c->hlen == HEAD_MAX) {
+			conn_fail(c, now, 431, "request head over %d bytes",
+			    HEAD_MAX);
+			return;
+		}
+		k = read(c->cfd, c->head + c->hlen, HEAD_MAX - c->hlen);
+		if (k == 0 || (k < 0 && errno != EAGAIN &&
+		    errno != EWOULDBLOCK && errno != EINTR)) {
+			conn_close(c);	/* the client went away */
+			return;
+		}
+		if (k < 0)
+			return;
+		from = c->hlen;
+		c->hlen += (size_t)k;
+		if (!is_tchar((unsigned char)c->head[0])) {
+			conn_fail(c, now, 400, "not an HTTP request");
+			return;
+		}
+		if ((end = proxy_head_end(c->head, c->hlen, from)) != 0) {
+			request_ready(p, c, end, now);
+			return;
+		}
+	}
+}
+
+/* ---- relay ------------------------------------------------------------ */
+
+static void
+relay_start(struct conn *c, int64_t now)
+{
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+
+	nodelay(c->sfd);
+	free(c->lk);
+	c->lk = NULL;
+	c->down.b = xmalloc(RING_SIZE);
+	if (c->tunnel)
+		ring_put(&c->down, ok, sizeof ok - 1);
+	c->st = C_RELAY;
+	c->deadline = now + IDLE_TIMEOUT;
+}
+
+static void
+connect_check(struct conn *c, int64_t now)
+{
+	int err = 0;
+	socklen_t len = sizeof err;
+
+	if (!(c->srev & (POLLOUT | POLLERR | POLLHUP)))
+		return;
+	if (getsockopt(c->sfd, SOL_SOCKET, SO_ERROR, &err, &len) == -1)
+		err = errno;
+	if (err == 0) {
+		relay_start(c, now);
+		return;
+	}
+	close_fd(&c->sfd);
+	if (c->next_addr < c->lk->naddr) {
+		connect_next(c, now);
+		return;
+	}
+	conn_fail(c, now, 502, "%s:%d: cannot connect: %s", c->host, c->port,
+	    strerror(err));
+}
+
+/* Moves bytes one way; 1 when something moved, 0 when stuck, -1: error. */
+static int
+pump(struct conn *c, int up, int *rd, int *wr)
+{
+	struct ring *r = up ? &c->up : &c->down;
+	int src = up ? c->cfd : c->sfd, dst = up ? c->sfd : c->cfd;
+	int moved = 0, st;
+	size_t got;
+
+	if (*rd && !(up ? c->c_eof : c->s_eof) && r->len < RING_SIZE) {
+		st = ring_fill(r, src, &got);
+		if (st == IO_ERROR)
+			return -1;
+		if (st == IO_AGAIN)
+			*rd = 0;
+		else if (st == IO_EOF) {
+			if (up)
+				c->c_eof = 1;
+			else
+				c->s_eof = 1;
+			moved = 1;
+		} else {
+			moved = 1;
+			/* Plain HTTP: past the declared body, discard. */
+			if (up && c->up_left >= 0) {
+				size_t keep = (int64_t)got > c->up_left ?
+				    (size_t)c->up_left : got;
+
+				r->len -= got - keep;
+				c->up_left -= (int64_t)keep;
+			}
+		}
+	}
+	if (*wr && r->len > 0) {
+		st = ring_flush(r, dst);
+		if (st == IO_ERROR)
+			return -1;
+		if (st == IO_AGAIN)
+			*wr = 0;
+		else
+			moved = 1;
+	}
+	if ((up ? c->c_eof : c->s_eof) && r->len == 0 &&
+	    !(up ? c->s_shut : c->c_shut)) {
+		/* Half-close travels on: the peer sees our EOF. */
+		(void)shutdown(dst, SHUT_WR);
+		if (up)
+			c->s_shut = 1;
+		else
+			c->c_shut = 1;
+	}
+	return moved;
+}
+
+static int
+ready_in(short ev, short rev)
+{
+	/* Not asked (the ring was full): try, space may have opened. */
+	return !(ev & POLLIN) || (rev & (POLLIN | POLLHUP | POLLERR));
+}
+
+static void
+relay(struct conn *c, int64_t now)
+{
+	int cr = ready_in(c->cev, c->crev), sr = ready_in(c->sev, c->srev);
+	int cw = (c->crev & (POLLOUT | POLLERR | POLLHUP)) != 0;
+	int sw = (c->srev & (POLLOUT | POLLERR | POLLHUP)) != 0;
+	int a, b, any = 0, turns = 0;
+
+	/* Bounded: one busy tunnel must not starve the loop. */
+	do {
+		a = pump(c, 1, &cr, &sw);
+		b = pump(c, 0, &sr, &cw);
+		if (a < 0 || b < 0) {
+			conn_close(c);
+			return;
+		}
+		any |= a | b;
+	} while ((a || b) && ++turns < 16);
+	if (any)
+		c->deadline = now + IDLE_TIMEOUT;
+	if (c->c_eof && c->s_eof && c->c_shut && c->s_shut)
+		conn_close(c);
+	else if (!c->tunnel && c->s_eof && c->c_shut) {
+		/* The response is out; let the client finish, briefly. */
+		c->st = C_LINGER;
+		c->deadline = now + LINGER_TIMEOUT;
+	}
+}
+
+/* ---- error replies ---------------------------------------------------- */
+
+static void
+reply_write(struct conn *c, int64_t now)
+{
+	ssize_t k;
+
+	while (c->roff < c->rlen) {
+		k = send(c->cfd, c->reply + c->roff, c->rlen - c->roff,
+		    MSG_NOSIGNAL);
+		if (k < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK ||
+			    errno == EINTR)
+				return;
+			conn_close(c);
+			return;
+		}
+		c->roff += (size_t)k;
+	}
+	(void)shutdown(c->cfd, SHUT_WR);
+	c->st = C_LINGER;
+	c->deadline = now + LINGER_TIMEOUT;
+}
+
+static void
+linger(struct conn *c)
+{
+	char sink[16384];
+	ssize_t k;
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		k = read(c->cfd, sink, sizeof sink);
+		if (k > 0)
+			continue;
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+		    errno == EINTR))
+			return;
+		break;
+	}
+	if (i < 64)
+		conn_close(c);
+}
+
+/* ---- one connection's turn -------------------------------------------- */
+
+static void
+conn_expire(struct conn *c, int64_t now)
+{
+	switch (c->st) {
+	case C_HEAD:
+		if (c->hlen == 0)
+			conn_close(c);
+		else
+			conn_fail(c, now, 408, "request head too slow");
+		break;
+	case C_LOOKUP:
+		conn_fail(c, now, 504, "%s: name lookup timed out", c->host);
+		break;
+	case C_CONNECT:
+		conn_fail(c, now, 504, "%s:%d: connect timed out", c->host,
+		    c->port);
+		break;
+	default:
+		conn_close(c);
+		break;
+	}
+}
+
+static void
+conn_step(struct proxy *p, struct conn *c, int64_t now)
+{
+	if (c->crev & POLLNVAL || c->srev & POLLNVAL) {
+		conn_close(c);
+		return;
+	}
+	switch (c->st) {
+	case C_HEAD:
+		if (c->crev)
+			head_read(p, c, now);
+		break;
+	case C_LOOKUP:
+		break;
+	case C_CONNECT:
+		connect_check(c, now);
+		break;
+	case C_RELAY:
+		relay(c, now);
+		break;
+	case C_REPLY:
+		reply_write(c, now);
+		break;
+	case C_LINGER:
+		if (c->crev)
+			linger(c);
+		break;
+	}
+	/* A state entered just now may have work at once (a reply). */
+	if (!c->dead && c->st == C_REPLY && c->roff == 0)
+		reply_write(c, now);
+	if (!c->dead && now >= c->deadline)
+		conn_expire(c, now);
+}
+
+static void
+lookups_start(struct proxy *p, int64_t now)
+{
+	size_t i;
+
+	for (i = 0; i < p->nconns && p->nlookups < MAX_LOOKUPS; i++) {
+		struct conn *c = p->conns[i];
+
+		if (c->dead || c->st != C_LOOKUP || c->lk != NULL)
+			continue;
+		if (lookup_start(p, c) == -1) {
+			conn_fail(c, now, 503, "%s: cannot start a lookup",
+			    c->host);
+			reply_write(c, now);
+		}
+	}
+}
+
+/* ---- sources of clients ----------------------------------------------- */
+
+static void
+accept_burst(struct proxy *p, int64_t now)
+{
+	int i, fd;
+
+	for (i = 0; i < BURST; i++) {
+		if ((fd = sock_accept(p->lfd)) == -1) {
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM)
+				p->pause_until = now + PAUSE_MS;
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return;
+		}
+		conn_add(p, fd, now);
+	}
+}
+
+#ifdef __linux__
+static void
+take_fds(struct proxy *p, struct msghdr *m, int64_t now)
+{
+	struct cmsghdr *cm;
+	struct stat sb;
+	size_t i, n;
+	int fd;
+
+	for (cm = CMSG_FIRSTHDR(m); cm != NULL; cm = CMSG_NXTHDR(m, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof fd, sizeof fd);
+			/* The sandbox sends these: only sockets are served. */
+			if (fstat(fd, &sb) == -1 || !S_ISSOCK(sb.st_mode) ||
+			    set_nonblock(fd) == -1) {
+				close(fd);
+				continue;
+			}
+			conn_add(p, fd, now);
+		}
+	}
+}
+
+static void
+bridge_recv(struct proxy *p, int64_t now)
+{
+	union {
+		struct cmsghdr	h;
+		char		b[CMSG_SPACE(8 * sizeof(int))];
+	} u;
+	struct msghdr m;
+	struct iovec iov;
+	char byte;
+	ssize_t k;
+	int i;
+
+	for (i = 0; i < BURST; i++) {
+		memset(&m, 0, sizeof m);
+		iov.iov_base = &byte;
+		iov.iov_len = 1;
+		m.msg_iov = &iov;
+		m.msg_iovlen = 1;
+		m.msg_control = u.b;
+		m.msg_controllen = sizeof u.b;
+		k = recvmsg(p->bfd, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+		    errno == EINTR))
+			return;
+		if (k <= 0) {
+			close_fd(&p->bfd);	/* the sandbox is gone */
+			return;
+		}
+		take_fds(p, &m, now);
+	}
+}
+#else
+static void
+bridge_recv(struct proxy *p, int64_t now)
+{
+	(void)now;
+	close_fd(&p->bfd);
+}
+#endif
+
+/* ---- the interface ---------------------------------------------------- */
+
+static int
+listen_tcp(struct proxy *p, struct sbx_err *e)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof sin;
+
+	if ((p->lfd = sock_new(AF_INET, SOCK_STREAM)) == -1)
+		return sbx_errf(e, ERR_PROXY, "proxy: socket: %s",
+		    strerror(errno));
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(p->lfd, (struct sockaddr *)&sin, sizeof sin) == -1 ||
+	    listen(p->lfd, SOMAXCONN) == -1 ||
+	    getsockname(p->lfd, (struct sockaddr *)&sin, &len) == -1)
+		return sbx_errf(e, ERR_PROXY, "proxy: 127.0.0.1: %s",
+		    strerror(errno));
+	p->port = ntohs(sin.sin_port);
+	return 0;
+}
+
+static int
+make_bridge(struct proxy *p, struct sbx_err *e)
+{
+#ifdef __linux__
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
+		return sbx_errf(e, ERR_PROXY, "proxy: socketpair: %s",
+		    strerror(errno));
+	p->bfd = sv[0];
+	p->bfd_child = sv[1];
+	if (set_nonblock(p->bfd) == -1)
+		return sbx_errf(e, ERR_PROXY, "proxy: bridge: %s",
+		    strerror(errno));
+	return 0;
+#else
+	(void)p;
+	return sbx_errf(e, ERR_PROXY, "proxy: the bridge needs Linux");
+#endif
+}
+
+int
+proxy_start(const struct sbx_opts *o, int bridge, struct proxy **pp,
+    struct sbx_err *e)
+{
+	struct proxy *p = xcalloc(1, sizeof *p);
+	int rc;
+
+	p->lfd = p->bfd = p->bfd_child = -1;
+	p->wake[0] = p->wake[1] = -1;
+	p->hosts = o->hosts;
+	p->nhosts = o->nhosts;
+	p->allow_private = o->allow_private;
+	rc = bridge ? make_bridge(p, e) : listen_tcp(p, e);
+	if (rc == 0 && socketpair(AF_UNIX, SOCK_DGRAM, 0, p->wake) == -1)
+		rc = sbx_errf(e, ERR_PROXY, "proxy: socketpair: %s",
+		    strerror(errno));
+	if (rc == 0 && (set_cloexec(p->wake[0]) == -1 ||
+	    set_cloexec(p->wake[1]) == -1 || set_nonblock(p->wake[0]) == -1))
+		rc = sbx_errf(e, ERR_PROXY, "proxy: wake socket: %s",
+		    strerror(errno));
+	if (rc != 0) {
+		close_fd(&p->bfd_child);
+		proxy_stop(p);
+		return -1;
+	}
+	*pp = p;
+	return 0;
+}
+
+int
+proxy_bridge_fd(const struct proxy *p)
+{
+	return p->bfd_child;
+}
+
+int
+proxy_port(const struct proxy *p)
+{
+	return p->port;
+}
+
+/* NAME=VALUE, replacing NAME; append: add to what NAME holds, space apart. */
+static void
+env_put(struct strv *env, const char *name, const char *value, int append)
+{
+	size_t i, n = strlen(name);
+
+	for (i = 0; i < env->n; i++) {
+		char *old = env->v[i];
+
+		if (strncmp(old, name, n) != 0 || old[n] != '=')
+			continue;
+		env->v[i] = append && old[n + 1] != '\0' ?
+		    xasprintf("%s %s", old, value) :
+		    xasprintf("%s=%s", name, value);
+		free(old);
+		return;
+	}
+	strv_pushf(env, "%s=%s", name, value);
+}
+
+/*
+ * The variables common tools read: curl, git, pip, Python, Go, Ruby read
+ * the *_proxy pair (curl only the lower-case http_proxy); npm and yarn 1
+ * npm_config_*, yarn 2+ YARN_HTTP(S)_PROXY (not YARN_NO_PROXY, an unknown
+ * setting that makes it fail), pip PIP_PROXY, Node 24+ NODE_USE_ENV_PROXY,
+ * the JVM only its system properties.
+ */
+void
+proxy_env(const struct proxy *p, int bridge, struct strv *env)
+{
+	static const char *const names[] = { "HTTP_PROXY", "HTTPS_PROXY",
+	    "http_proxy", "https_proxy", "npm_config_proxy",
+	    "npm_config_https_proxy", "YARN_HTTP_PROXY", "YARN_HTTPS_PROXY",
+	    "PIP_PROXY" };
+	int port = bridge ? BRIDGE_PORT : p->port;
+	char url[64], java[200];
+	size_t i;
+
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+	snprintf(java, sizeof java, "-Dhttp.proxyHost=127.0.0.1 "
+	    "-Dhttp.proxyPort=%d -Dhttps.proxyHost=127.0.0.1 "
+	    "-Dhttps.proxyPort=%d", port, port);
+	for (i = 0; i < sizeof names / sizeof names[0]; i++)
+		env_put(env, names[i], url, 0);
+	env_put(env, "NO_PROXY", "localhost,127.0.0.1,::1", 0);
+	env_put(env, "no_proxy", "localhost,127.0.0.1,::1", 0);
+	env_put(env, "NODE_USE_ENV_PROXY", "1", 0);
+	env_put(env, "MAVEN_OPTS", java, 1);
+	env_put(env, "GRADLE_OPTS", java, 1);
+}
+
+static void
+add_slot(struct proxy *p, struct pollfd *fds, size_t max, enum slot_kind k,
+    int fd, struct conn *c, short ev)
+{
+	if (p->nslot >= max || p->nslot >= sizeof p->slot / sizeof p->slot[0])
+		return;
+	fds[p->nslot].fd = fd;
+	fds[p->nslot].events = ev;
+	fds[p->nslot].revents = 0;
+	p->slot[p->nslot].kind = k;
+	p->slot[p->nslot].fd = fd;
+	p->slot[p->nslot].c = c;
+	p->nslot++;
+}
+
+/* What each connection waits for; nothing asked, no slot (no POLLHUP spin). */
+static void
+conn_events(struct conn *c)
+{
+	c->cev = c->sev = 0;
+	switch (c->st) {
+	case C_HEAD:
+	case C_LINGER:
+		c->cev = POLLIN;
+		break;
+	case C_LOOKUP:
+		break;
+	case C_CONNECT:
+		c->sev = POLLOUT;
+		break;
+	case C_REPLY:
+		c->cev = POLLOUT;
+		break;
+	case C_RELAY:
+		if (!c->c_eof && c->up.len < RING_SIZE)
+			c->cev |= POLLIN;
+		if (c->down.len > 0)
+			c->cev |= POLLOUT;
+		if (!c->s_eof && c->down.len < RING_SIZE)
+			c->sev |= POLLIN;
+		if (c->up.len > 0)
+			c->sev |= POLLOUT;
+		break;
+	}
+}
+
+size_t
+proxy_pollfds(struct proxy *p, struct pollfd *fds, size_t max)
+{
+	size_t i;
+
+	p->nslot = 0;
+	if (p->lfd != -1 && p->pause_until == 0)
+		add_slot(p, fds, max, S_LISTEN, p->lfd, NULL, POLLIN);
+	if (p->bfd != -1)
+		add_slot(p, fds, max, S_BRIDGE, p->bfd, NULL, POLLIN);
+	if (p->nlookups > 0)
+		add_slot(p, fds, max, S_WAKE, p->wake[0], NULL, POLLIN);
+	for (i = 0; i < p->nconns; i++) {
+		struct conn *c = p->conns[i];
+
+		conn_events(c);
+		if (c->cev)
+			add_slot(p, fds, max, S_CLIENT, c->cfd, c, c->cev);
+		if (c->sev)
+			add_slot(p, fds, max, S_SERVER, c->sfd, c, c->sev);
+	}
+	return p->nslot;
+}
+
+void
+proxy_handle(struct proxy *p, const struct pollfd *fds, size_t n)
+{
+	int64_t now = now_ms();
+	int listen_ready = 0, bridge_ready = 0, wake_ready = 0;
+	size_t i, count;
+
+	if (p->pause_until != 0 && p->pause_until <= now)
+		p->pause_until = 0;
+
+	for (i = 0; i < p->nconns; i++)
+		p->conns[i]->crev = p->conns[i]->srev = 0;
+	/* First note everything: accepting may evict a connection. */
+	for (i = 0; i < n && i < p->nslot; i++) {
+		struct slot *s = &p->slot[i];
+
+		if (fds[i].fd != s->fd || fds[i].revents == 0)
+			continue;
+		if (s->kind == S_LISTEN)
+			listen_ready = 1;
+		else if (s->kind == S_BRIDGE)
+			bridge_ready = 1;
+		else if (s->kind == S_WAKE)
+			wake_ready = 1;
+		else if (s->kind == S_CLIENT)
+			s->c->crev = fds[i].revents;
+		else
+			s->c->srev = fds[i].revents;
+	}
+	p->nslot = 0;
+	if (wake_ready)
+		wake_read(p, now);
+	count = p->nconns;
+	for (i = 0; i < count; i++) {
+		struct conn *c = p->conns[i];
+
+		if (!c->dead && (c->crev || c->srev || now >= c->deadline))
+			conn_step(p, c, now);
+	}
+	lookups_start(p, now);
+	sweep(p);
+	if (listen_ready)
+		accept_burst(p, now);
+	if (bridge_ready)
+		bridge_recv(p, now);
+}
+
+int64_t
+proxy_deadline(const struct proxy *p)
+{
+	int64_t d = -1;
+	size_t i;
+
+	if (p->lfd != -1 && p->pause_until > 0)
+		d = p->pause_until;
+	for (i = 0; i < p->nconns; i++)
+		if (d == -1 || p->conns[i]->deadline < d)
+			d = p->conns[i]->deadline;
+	return d;
+}
+
+void
+proxy_blocked(const struct proxy *p, struct strv *out)
+{
+	size_t i, j;
+
+	for (i = 0; i < p->blocked.n; i++) {
+		for (j = 0; j < out->n; j++)
+			if (strcmp(out->v[j], p->blocked.v[i]) == 0)
+				break;
+		if (j == out->n)
+			strv_push(out, p->blocked.v[i]);
+	}
+}
+
+void
+proxy_stop(struct proxy *p)
+{
+	struct lookup *lk;
+	size_t i;
+
+	if (p == NULL)
+		return;
+	for (i = 0; i < p->nconns; i++)
+		conn_close(p->conns[i]);
+	sweep(p);
+	/*
+	 * Answers already sent are freed here; a thread still resolving
+	 * finds the socket closed and frees its own lookup, and, with its
+	 * own copy of the descriptor, never writes to a reused number.
+	 */
+	if (p->wake[0] != -1)
+		while (recv(p->wake[0], &lk, sizeof lk, MSG_DONTWAIT) ==
+		    (ssize_t)sizeof lk)
+			free(lk);
+	close_fd(&p->lfd);
+	close_fd(&p->bfd);
+	close_fd(&p->wake[0]);
+	close_fd(&p->wake[1]);
+	strv_free(&p->blocked);
+	free(p);
+}
+
+/* ---- the bridge, inside the sandbox ----------------------------------- */
+
+/*
+ * Runs inside the sandbox, in its own process: hands each connection
+ * accepted on lfd (the shim's listener on 127.0.0.1:BRIDGE_PORT) to the
+ * proxy over fd, one byte and the descriptor. Blocking on purpose: this
+ * process does nothing else. Returns only when the proxy has gone or the
+ * listener fails.
+ */
+int
+proxy_bridge_run(int lfd, int fd)
+{
+	union {
+		struct cmsghdr	h;
+		char		b[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct msghdr m;
+	struct iovec iov;
+	struct cmsghdr *cm;
+	char byte = 'c';
+	int cfd;
+
+	for (;;) {
+		if ((cfd = accept(lfd, NULL, NULL)) == -1) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return -1;
+		}
+		memset(&m, 0, sizeof m);
+		memset(&u, 0, sizeof u);
+		iov.iov_base = &byte;
+		iov.iov_len = 1;
+		m.msg_iov = &iov;
+		m.msg_iovlen = 1;
+		m.msg_control = u.b;
+		m.msg_controllen = sizeof u.b;
+		cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &cfd, sizeof cfd);
+		while (sendmsg(fd, &m, MSG_NOSIGNAL) == -1)
+			if (errno != EINTR) {
+				close(cfd);
+				return -1;
+			}
+		close(cfd);
+	}
+}
