@@ -71,7 +71,12 @@ on_signal(int sig)
 static int
 signals_setup(void)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
+	/*
+	 * Every signal whose default would end sbx and orphan the command
+	 * is an interruption: the command is stopped and sbx exits 128+N.
+	 */
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1,
+	    SIGUSR2, SIGALRM, SIGCHLD };
 	struct sigaction sa;
 	size_t i;
 
@@ -97,7 +102,7 @@ static void
 signals_reset(void)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE,
-	    SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU };
+	    SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGTSTP, SIGTTIN, SIGTTOU };
 	sigset_t none;
 	size_t i;
 
@@ -179,6 +184,12 @@ child(const struct run *r, int outw, int errw, int statusw, int argsfd,
 
 	signals_reset();
 	setsid();
+#ifdef __linux__
+	/* Should sbx itself be killed, the command does not run on alone. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != r->parent)
+		_exit(EXIT_SBX);
+#endif
 	if (outw >= 0 && (dup2(outw, 1) < 0 || dup2(errw, 2) < 0))
 		child_fail(statusw, 'E', errno);
 	for (i = 0; i < 4; i++) {
@@ -256,6 +267,7 @@ spawn(struct loop *lp, struct sbx_err *e)
 			bridgefd = proxy_bridge_fd(lp->r->proxy);
 	}
 	lp->start = now_ms();
+	lp->r->parent = getpid();
 	lp->pid = fork();
 	if (lp->pid < 0)
 		return sbx_errf(e, ERR_SPAWN, "fork: %s", strerror(errno));

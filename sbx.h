@@ -245,6 +245,7 @@ struct run {
 	struct proxy		*proxy;
 	struct exec_result	*res;
 	int			 sig;	/* the signal that aborted sbx, or 0 */
+	pid_t			 parent;	/* sbx's pid, for the child */
 };
 int	 proc_run(struct run *, struct sbx_err *);
 int	 proc_kill_tree(int, int);
