@@ -1,0 +1,268 @@
+#!/usr/bin/env bats
+# The Seatbelt backend against the real sandbox: the policy holds, and the
+# known ways around a path-based sandbox do not work. macOS only; elsewhere
+# every test is skipped with the reason (t/seatbelt.bats checks the profile
+# text on every platform). The executor contract itself is t/contract.bats
+# with SBX_EXEC="--backend seatbelt".
+
+bats_require_minimum_version 1.5.0
+load helper
+
+setup() {
+	[ "$(uname -s)" = Darwin ] || skip "macOS only: Seatbelt"
+	"$SBX" --probe 2>/dev/null | grep -q '^seatbelt=ok' ||
+	    sbx_skip "seatbelt unavailable: $("$SBX" --probe 2>&1 |
+	    grep '^seatbelt_error=' | head -n 1)"
+	# Resolved: /var/folders/... is /private/var/folders/... to Seatbelt.
+	top=$(cd "$BATS_TEST_TMPDIR" && pwd -P)
+	ws="$top/ws"
+	mkdir -p "$ws/.git/hooks" "$top/home" "$top/outside"
+	printf '[core]\n' >"$ws/.git/config"
+	printf 'hook\n' >"$ws/.git/hooks/pre-commit"
+	printf 'out\n' >"$top/outside/file"
+	export HOME="$top/home"
+	tag="sbxtag$$x$RANDOM$RANDOM"
+	pids=""
+}
+
+teardown() {
+	local p
+	for p in $pids; do
+		kill -KILL "$p" 2>/dev/null || true
+	done
+	launchctl remove "sbx.$tag" 2>/dev/null || true
+}
+
+sbx() {
+	"$SBX" --backend seatbelt -C "$ws" "$@" 3>&-
+}
+
+# untouched: the files setup made are as they were.
+untouched() {
+	[ "$(cat "$ws/.git/config")" = "[core]" ]
+	[ "$(cat "$ws/.git/hooks/pre-commit")" = hook ]
+	[ "$(ls -A "$ws/.git/hooks")" = pre-commit ]
+	[ "$(cat "$top/outside/file")" = out ]
+	[ "$(ls -A "$top/outside")" = file ]
+}
+
+@test "macos: the probe finds sandbox-exec working" {
+	run "$SBX" --probe
+	grep -qx 'seatbelt=ok' <<<"$output"
+	grep -qx 'default=seatbelt' <<<"$output"
+}
+
+@test "macos: seatbelt is the default and runs the command" {
+	run --separate-stderr "$SBX" -C "$ws" -- sh -c 'echo out; exit 3'
+	[ "$status" -eq 3 ]
+	[ "$(kv executor)" = seatbelt ]
+	[ "$(kv isolation)" = os ]
+	[ "$(kv stdout)" = 'out\n' ]
+}
+
+@test "macos: the root is writable, everything else read-only" {
+	run sbx -- sh -c 'echo new >new && cat new'
+	[ "$status" -eq 0 ]
+	[ "$(cat "$ws/new")" = new ]
+	run sbx -- sh -c "echo x >'$top/outside/new'"
+	[ "$status" -ne 0 ]
+	run sbx -- sh -c "echo x >>'$top/outside/file'"
+	[ "$status" -ne 0 ]
+	run sbx -- sh -c "echo x >'$top/home/new'"
+	[ "$status" -ne 0 ]
+	untouched
+}
+
+@test "macos: /tmp and \$TMPDIR are read-only unless asked for" {
+	run sbx -- sh -c "echo x >/tmp/$tag"
+	[ "$status" -ne 0 ]
+	[ ! -e "/tmp/$tag" ]
+	run sbx -w /tmp -- sh -c "echo x >/tmp/$tag"
+	[ "$status" -eq 0 ]
+	[ -e "/private/tmp/$tag" ]
+	rm -f "/private/tmp/$tag"
+}
+
+@test "macos: files everyone writes to still work" {
+	run sbx -- sh -c 'echo x >/dev/null && echo y >/dev/stdout && echo z >/dev/stderr'
+	[ "$status" -eq 0 ]
+}
+
+@test "macos: --write makes a folder or one file writable" {
+	mkdir -p "$top/out"
+	touch "$top/one" "$top/two"
+	run sbx -w "$top/out" -w "$top/one" -- sh -c \
+	    "echo a >'$top/out/a' && echo b >'$top/one'"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$top/one")" = b ]
+	run sbx -w "$top/one" -- sh -c "echo c >'$top/two'"
+	[ "$status" -ne 0 ]
+	[ ! -s "$top/two" ]
+}
+
+@test "macos: --deny-write keeps a folder read-only inside the root" {
+	mkdir -p "$ws/keep"
+	echo k >"$ws/keep/f"
+	run sbx --deny-write "$ws/keep" -- sh -c 'cat keep/f; echo x >>keep/f'
+	[ "$status" -ne 0 ]
+	[ "$(cat "$ws/keep/f")" = k ]
+	run sbx --deny-write "$ws/keep" -- sh -c 'rm -rf keep'
+	[ -e "$ws/keep/f" ]
+}
+
+@test "macos: --deny-read hides every byte" {
+	mkdir -p "$ws/secret"
+	echo "s3cret$tag" >"$ws/secret/key"
+	run sbx --deny-read "$ws/secret" -- sh -c \
+	    'cat secret/key; ls secret; cp -c secret/key k2; cat k2; tar cf - secret'
+	! grep -q "s3cret$tag" <<<"$output" || false
+	[ "$(cat "$ws/secret/key")" = "s3cret$tag" ]
+}
+
+@test "macos: --scope makes the root read-only but the scope paths" {
+	mkdir -p "$ws/src"
+	run sbx --scope "$ws/src" -- sh -c 'echo x >src/ok'
+	[ "$status" -eq 0 ]
+	run sbx --scope "$ws/src" -- sh -c 'echo x >top'
+	[ "$status" -ne 0 ]
+	[ ! -e "$ws/top" ]
+}
+
+@test "macos: attack: write, remove or chmod the git hooks and config" {
+	run sbx -- sh -c 'echo evil >.git/hooks/pre-commit'
+	[ "$status" -ne 0 ]
+	run sbx -- sh -c 'echo evil >.git/hooks/post-checkout'
+	run sbx -- sh -c 'echo "[alias]" >>.git/config'
+	run sbx -- sh -c 'rm -rf .git/hooks; rm -f .git/config'
+	run sbx -- sh -c 'chmod 777 .git/hooks; xattr -w com.sbx.x y .git/config'
+	run sbx -- sh -c 'ln -s /tmp .git/hooks/link'
+	untouched
+	[ "$(stat -f %Lp "$ws/.git/hooks")" != 777 ]
+}
+
+@test "macos: attack: rename a parent away, edit, rename it back" {
+	run sbx -- sh -c 'mv .git g && echo evil >g/hooks/pre-commit; mv g .git'
+	[ -d "$ws/.git" ]
+	[ ! -e "$ws/g" ]
+	untouched
+	mkdir -p "$top/other"
+	run sbx -w "$top/other" -- sh -c "mv '$ws' '$top/other/ws' &&
+	    echo evil >'$top/other/ws/.git/hooks/pre-commit'"
+	[ -d "$ws/.git" ]
+	[ ! -e "$top/other/ws" ]
+	untouched
+}
+
+@test "macos: attack: a hard link as a writable alias" {
+	run sbx -- sh -c 'ln .git/config alias && echo evil >>alias'
+	[ ! -e "$ws/alias" ]
+	run sbx -- sh -c "ln '$top/outside/file' alias2 && echo evil >>alias2"
+	[ ! -e "$ws/alias2" ]
+	untouched
+}
+
+@test "macos: attack: through a symbolic link" {
+	run sbx -- sh -c "ln -s .git/hooks h && echo evil >h/pre-commit;
+	    ln -s '$top/outside' o && echo evil >o/file"
+	untouched
+}
+
+@test "macos: attack: another spelling of a protected path" {
+	if [ ! -e "$ws/.GIT/HOOKS" ]; then
+		skip "case-sensitive file system: no other spelling to try"
+	fi
+	run sbx -- sh -c 'echo evil >.GIT/HOOKS/pre-commit;
+	    echo evil >.Git/Hooks/post-merge; echo "[x]" >>.GIT/CONFIG'
+	untouched
+	run sbx -- sh -c "echo evil >'$top/OUTSIDE/file'"
+	untouched
+}
+
+@test "macos: attack: a protected shell file in a writable \$HOME" {
+	run sbx -C "$top/home" -- sh -c 'echo evil >>.zshrc; echo evil >>.bashrc'
+	[ ! -e "$top/home/.zshrc" ]
+	[ ! -e "$top/home/.bashrc" ]
+}
+
+@test "macos: attack: a nested sandbox-exec cannot loosen the profile" {
+	run sbx -- /usr/bin/sandbox-exec -p '(version 1)(allow default)' -- \
+	    sh -c "echo evil >'$top/outside/file'"
+	untouched
+}
+
+@test "macos: attack: no network but loopback" {
+	command -v nc >/dev/null || skip "nc is not installed"
+	run sbx -- nc -z -G 3 1.1.1.1 443
+	[ "$status" -ne 0 ]
+	ip=$(ipconfig getifaddr en0 2>/dev/null) || ip=10.0.0.1
+	run sbx -- nc -z -G 3 "$ip" 22
+	[ "$status" -ne 0 ]
+}
+
+@test "macos: the proxy on loopback is reachable" {
+	command -v nc >/dev/null || skip "nc is not installed"
+	port=$((20000 + RANDOM % 20000))
+	nc -l 127.0.0.1 "$port" >/dev/null 2>&1 &
+	pids="$pids $!"
+	sleep 0.3
+	run sbx -- nc -z -G 3 127.0.0.1 "$port"
+	[ "$status" -eq 0 ]
+}
+
+@test "macos: attack: Unix sockets are shut unless asked for" {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	sock="$top/s.sock"
+	python3 -c 'import socket,sys,time
+s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1); time.sleep(60)' \
+	    "$sock" &
+	pids="$pids $!"
+	for _ in 1 2 3 4 5 6 7 8 9 10; do [ -S "$sock" ] && break; sleep 0.2; done
+	connect="import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])"
+	run sbx -- python3 -c "$connect" "$sock"
+	[ "$status" -ne 0 ]
+	run sbx --net -- python3 -c "$connect" "$sock"
+	[ "$status" -ne 0 ]
+	run sbx --allow-unix-sockets -- python3 -c "$connect" "$sock"
+	[ "$status" -eq 0 ]
+}
+
+@test "macos: --net still resolves names through mDNSResponder" {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	lookup='import socket; socket.getaddrinfo("apple.com", 443)'
+	python3 -c "$lookup" 2>/dev/null || skip "no name resolution here"
+	run sbx --net -- python3 -c "$lookup"
+	[ "$status" -eq 0 ]
+	run sbx -- python3 -c "$lookup"
+	[ "$status" -ne 0 ]
+}
+
+@test "macos: attack: no launchd job outside the sandbox" {
+	run sbx -- launchctl submit -l "sbx.$tag" -- /usr/bin/touch "$top/outside/escaped"
+	sleep 1
+	[ ! -e "$top/outside/escaped" ]
+	untouched
+}
+
+@test "macos: attack: no Apple Events, no LaunchServices" {
+	run sbx -- osascript -e 'tell application "Finder" to get name of startup disk'
+	[ "$status" -ne 0 ]
+	run sbx -- open -g -j -a Calculator
+	[ "$status" -ne 0 ]
+}
+
+@test "macos: attack: processes outside cannot be signalled or read" {
+	perl -e 'sleep 60' -- "$tag" &
+	victim=$!
+	pids="$pids $victim"
+	run sbx -- sh -c "kill -TERM $victim; kill -STOP $victim"
+	[ "$status" -ne 0 ]
+	kill -0 "$victim"
+	[ "$(ps -o state= -p "$victim" | cut -c1)" != T ]
+	run sbx -- ps -ax -o command=
+	! grep -q "$tag" <<<"$output" || false
+}
+
+@test "macos: the tree inside can still signal itself" {
+	run sbx -- sh -c 'sleep 30 & kill -TERM $! && wait $!; echo "st=$?"'
+	[ "$(kv stdout)" = 'st=143\n' ]
+}
