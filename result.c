@@ -25,6 +25,8 @@ struct buf {
 static void
 put(struct buf *b, const char *s, size_t n)
 {
+	if (n == 0)
+		return;
 	if (b->n + n > b->cap) {
 		while (b->n + n > b->cap)
 			b->cap = b->cap ? b->cap * 2 : 4096;
