@@ -775,6 +775,21 @@ run_and_report(const struct launch *l)
 	return rc;
 }
 
+/*
+ * A closed 0, 1 or 2 would be reused by sbx's first pipe, and the command
+ * would read or write sbx's internals: hold them on /dev/null instead.
+ */
+static void
+hold_std_fds(void)
+{
+	int fd;
+
+	for (fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 &&
+		    open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
+			exit(EXIT_SBX);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -784,6 +799,7 @@ main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], SHIM_ARG) == 0)
 		return shim_main(argc, argv);
+	hold_std_fds();
 	memset(&raw, 0, sizeof(raw));
 	memset(&pol, 0, sizeof(pol));
 	memset(&l, 0, sizeof(l));
