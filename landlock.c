@@ -1,0 +1,673 @@
+/*
+ * landlock.c: the built-in Linux backend, for machines where bubblewrap
+ * cannot run. Landlock confines the file system, seccomp (seccomp.c) the
+ * rest; both are applied by sbx to its own child just before exec. Landlock
+ * only grants, each grant reaching everything below its path, so the policy
+ * is expressed per class of rights (file reads, folder listing, writes) by
+ * granting "around" each exception: a folder that holds an exception gets no
+ * grant of that class itself, its entries get one each (read at build time),
+ * recursively down to the exception. The result is never wider than the
+ * policy; where the policy cannot be expressed it is narrower (the folders on
+ * the way to an exception lose that class for entries made later) and this is
+ * documented. Invariants: landlock_build() does all reading and allocation in
+ * the parent; landlock_apply() runs in the child between fork and exec and
+ * only opens, adds rules and closes (async-signal-safe, no allocation); any
+ * part the kernel cannot enforce is an error, never a best-effort run.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#endif
+#include "sbx.h"
+
+#ifdef __linux__
+
+/* Landlock ABI (stable; spelled out because kernel headers are not used). */
+#define FS_EXECUTE	(1ULL << 0)
+#define FS_WRITE_FILE	(1ULL << 1)
+#define FS_READ_FILE	(1ULL << 2)
+#define FS_READ_DIR	(1ULL << 3)
+#define FS_REMOVE_DIR	(1ULL << 4)
+#define FS_REMOVE_FILE	(1ULL << 5)
+#define FS_MAKE_CHAR	(1ULL << 6)
+#define FS_MAKE_DIR	(1ULL << 7)
+#define FS_MAKE_REG	(1ULL << 8)
+#define FS_MAKE_SOCK	(1ULL << 9)
+#define FS_MAKE_FIFO	(1ULL << 10)
+#define FS_MAKE_BLOCK	(1ULL << 11)
+#define FS_MAKE_SYM	(1ULL << 12)
+#define FS_REFER	(1ULL << 13)	/* abi 2 */
+#define FS_TRUNCATE	(1ULL << 14)	/* abi 3 */
+#define FS_IOCTL_DEV	(1ULL << 15)	/* abi 5 */
+#define NET_BIND_TCP	(1ULL << 0)	/* abi 4 */
+#define NET_CONNECT_TCP	(1ULL << 1)
+#define SCOPE_ABSTRACT_UNIX (1ULL << 0)	/* abi 6 */
+#define SCOPE_SIGNAL	(1ULL << 1)
+
+#define FS_ABI1		((1ULL << 13) - 1)
+/* What a rule on a non-directory may hold. */
+#define FS_FILE		(FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | \
+			 FS_TRUNCATE | FS_IOCTL_DEV)
+#define CL_RFILE	(FS_EXECUTE | FS_READ_FILE)
+#define CL_RDIR		FS_READ_DIR
+
+/*
+ * abi 6 is the floor: before it a sandboxed process can signal every
+ * process of its user (no pid namespace hides them), and before abi 3
+ * truncate(2) ignores Landlock.
+ */
+#define ABI_MIN		6
+#define MAX_RULES	20000
+
+/* Device nodes the command may use, as in bwrap's minimal /dev. */
+static const char *const dev_ok[] = {
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+	"/dev/urandom", "/dev/tty", NULL
+};
+
+struct ll_rule {
+	char		*path;
+	uint64_t	 access;
+};
+
+struct ll_plan {
+	int		 abi;
+	uint64_t	 fs;		/* handled_access_fs */
+	uint64_t	 net;		/* handled_access_net */
+	uint64_t	 scoped;
+	struct ll_rule	*r;
+	size_t		 n;
+	size_t		 cap;
+};
+
+/* One class of rights: the exceptions ("marks") that shape its grants. */
+enum { C_RFILE, C_RDIR, C_WRITE, NCLASS };
+
+struct mark {
+	const char	*path;
+	int		 on;
+};
+
+struct cls {
+	struct mark	*m;
+	size_t		 n;
+	size_t		 cap;
+	int		 dflt;		/* where no mark applies */
+	uint64_t	 rights;
+};
+
+struct build {
+	struct ll_plan	*plan;
+	struct cls	 c[NCLASS];
+	struct sbx_err	*e;
+	int		 failed;
+};
+
+static uint64_t
+fs_for_abi(int abi)
+{
+	uint64_t fs = FS_ABI1;
+
+	if (abi >= 2)
+		fs |= FS_REFER;
+	if (abi >= 3)
+		fs |= FS_TRUNCATE;
+	if (abi >= 5)
+		fs |= FS_IOCTL_DEV;
+	return fs;
+}
+
+/* path is dir or below it. */
+static int
+at_or_below(const char *path, const char *dir)
+{
+	return path_under(path, dir);
+}
+
+static int
+strictly_below(const char *path, const char *dir)
+{
+	return strcmp(path, dir) != 0 && path_under(path, dir);
+}
+
+/* A later mark overrides the earlier ones at or below its path. */
+static void
+mark(struct cls *c, const char *path, int on)
+{
+	size_t i, j;
+
+	for (i = j = 0; i < c->n; i++)
+		if (!at_or_below(c->m[i].path, path))
+			c->m[j++] = c->m[i];
+	c->n = j;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 16;
+		c->m = xrealloc(c->m, c->cap * sizeof(*c->m));
+	}
+	c->m[c->n].path = path;
+	c->m[c->n].on = on;
+	c->n++;
+}
+
+/* Whether the class holds at path: its deepest mark at or above it. */
+static int
+want(const struct cls *c, const char *path)
+{
+	size_t i, best = 0;
+	int on = c->dflt;
+
+	for (i = 0; i < c->n; i++)
+		if (at_or_below(path, c->m[i].path) &&
+		    strlen(c->m[i].path) >= best) {
+			best = strlen(c->m[i].path);
+			on = c->m[i].on;
+		}
+	return on;
+}
+
+/* Some mark strictly below path disagrees with on. */
+static int
+mixed(const struct cls *c, const char *path, int on)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->m[i].on != on && strictly_below(c->m[i].path, path))
+			return 1;
+	return 0;
+}
+
+static void
+add(struct build *b, const char *path, uint64_t access, int isdir)
+{
+	struct ll_plan *p = b->plan;
+
+	if (!isdir)
+		access &= FS_FILE;
+	access &= p->fs;
+	if (access == 0)
+		return;
+	if (p->n == MAX_RULES) {
+		if (!b->failed)
+			sbx_errf(b->e, ERR_POLICY, "landlock: more than %d "
+			    "paths to grant around the exceptions (at %s)",
+			    MAX_RULES, path);
+		b->failed = 1;
+		return;
+	}
+	if (p->n == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 64;
+		p->r = xrealloc(p->r, p->cap * sizeof(*p->r));
+	}
+	p->r[p->n].path = xstrdup(path);
+	p->r[p->n].access = access;
+	p->n++;
+}
+
+static char *
+join(const char *dir, const char *name)
+{
+	return xasprintf("%s/%s", strcmp(dir, "/") ? dir : "", name);
+}
+
+static void grant(struct build *, const struct cls *, const char *);
+
+/* A folder whose class is on but holds exceptions: each entry on its own. */
+static void
+grant_entries(struct build *b, const struct cls *c, const char *dir)
+{
+	struct dirent *de;
+	char *sub;
+	DIR *d;
+
+	/* Unreadable: its entries stay without this class (narrower). */
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while (!b->failed && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		sub = join(dir, de->d_name);
+		grant(b, c, sub);
+		free(sub);
+	}
+	closedir(d);
+}
+
+/*
+ * A folder whose class is off but holds marks that turn it on below:
+ * follow only the names on the way to those marks.
+ */
+static void
+grant_towards(struct build *b, const struct cls *c, const char *dir)
+{
+	size_t i, j, dl = strcmp(dir, "/") ? strlen(dir) : 0;
+	const char *rest, *slash;
+	char *sub;
+
+	for (i = 0; i < c->n && !b->failed; i++) {
+		if (!c->m[i].on || !strictly_below(c->m[i].path, dir))
+			continue;
+		rest = c->m[i].path + dl + 1;
+		slash = strchr(rest, '/');
+		sub = slash ? xasprintf("%.*s", (int)(slash - c->m[i].path),
+		    c->m[i].path) : xstrdup(c->m[i].path);
+		/* Once per name: skip it if an earlier mark led there. */
+		for (j = 0; j < i; j++)
+			if (c->m[j].on && strictly_below(c->m[j].path, dir) &&
+			    at_or_below(c->m[j].path, sub))
+				break;
+		if (j == i)
+			grant(b, c, sub);
+		free(sub);
+	}
+}
+
+static void
+grant(struct build *b, const struct cls *c, const char *path)
+{
+	struct stat st;
+	int on = want(c, path);
+
+	/* A symlink is reached through its target, which has its own rule. */
+	if (lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
+		return;
+	if (!S_ISDIR(st.st_mode) || !mixed(c, path, on)) {
+		if (on)
+			add(b, path, c->rights, S_ISDIR(st.st_mode));
+		return;
+	}
+	if (on)
+		grant_entries(b, c, path);
+	else
+		grant_towards(b, c, path);
+}
+
+/*
+ * The marks of each class, from the policy's rules in order, then the
+ * parts that no rule may widen (as bwrap mounts /dev and /proc after the
+ * rules): host devices (a disk, an input device, another terminal) stay
+ * closed but for the harmless ones, and kernel interfaces read-only.
+ */
+static void
+marks_from_policy(struct build *b, const struct policy *pol)
+{
+	struct cls *rf = &b->c[C_RFILE], *rd = &b->c[C_RDIR];
+	struct cls *w = &b->c[C_WRITE];
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < pol->n; i++) {
+		const struct rule *r = &pol->r[i];
+
+		mark(w, r->path, r->kind == RULE_WRITE);
+		mark(rf, r->path, r->kind != RULE_DENY_READ);
+		/* Listing concerns folders only: a denied file keeps the
+		 * folder around it listable. */
+		if (r->kind != RULE_DENY_READ || r->type == PATH_DIR)
+			mark(rd, r->path, r->kind != RULE_DENY_READ);
+	}
+	mark(w, "/proc", 0);
+	mark(w, "/sys", 0);
+	mark(w, "/dev", 0);
+	mark(rf, "/dev", 0);
+	for (i = 0; dev_ok[i]; i++) {
+		if (stat(dev_ok[i], &st) < 0 || !S_ISCHR(st.st_mode))
+			continue;
+		mark(w, dev_ok[i], 1);
+		mark(rf, dev_ok[i], 1);
+	}
+}
+
+static int
+rule_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct ll_rule *)a)->path,
+	    ((const struct ll_rule *)b)->path);
+}
+
+/* One rule per path: the classes' grants on the same path merged. */
+static void
+merge_rules(struct ll_plan *p)
+{
+	size_t i, j;
+
+	if (p->n == 0)
+		return;
+	qsort(p->r, p->n, sizeof(*p->r), rule_cmp);
+	for (i = 1, j = 0; i < p->n; i++) {
+		if (strcmp(p->r[i].path, p->r[j].path) == 0) {
+			p->r[j].access |= p->r[i].access;
+			free(p->r[i].path);
+		} else
+			p->r[++j] = p->r[i];
+	}
+	p->n = j + 1;
+}
+
+static int
+plan_rules(struct ll_plan *p, const struct policy *pol, struct sbx_err *e)
+{
+	struct build b;
+	int i;
+
+	memset(&b, 0, sizeof(b));
+	b.plan = p;
+	b.e = e;
+	b.c[C_RFILE].dflt = 1;
+	b.c[C_RFILE].rights = CL_RFILE;
+	b.c[C_RDIR].dflt = 1;
+	b.c[C_RDIR].rights = CL_RDIR;
+	b.c[C_WRITE].dflt = 0;
+	b.c[C_WRITE].rights = p->fs & ~(CL_RFILE | CL_RDIR);
+	marks_from_policy(&b, pol);
+	for (i = 0; i < NCLASS && !b.failed; i++)
+		grant(&b, &b.c[i], "/");
+	for (i = 0; i < NCLASS; i++)
+		free(b.c[i].m);
+	if (b.failed)
+		return -1;
+	merge_rules(p);
+	return 0;
+}
+
+#define NR_landlock_create_ruleset	444
+#define NR_landlock_add_rule		445
+#define NR_landlock_restrict_self	446
+#define CREATE_RULESET_VERSION		(1U << 0)
+#define RULE_PATH_BENEATH		1
+
+struct ruleset_attr {
+	uint64_t	fs;
+	uint64_t	net;
+	uint64_t	scoped;
+};
+
+struct path_beneath {
+	uint64_t	allowed_access;
+	int32_t		parent_fd;
+} __attribute__((packed));
+
+#ifndef PR_SET_NO_NEW_PRIVS
+#define PR_SET_NO_NEW_PRIVS	38
+#endif
+#ifndef PR_CAPBSET_DROP
+#define PR_CAPBSET_DROP		24
+#endif
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT		47
+#endif
+#define CAP_AMBIENT_CLEAR_ALL	4
+#define CAP_VERSION_3		0x20080522
+#define CAP_DAC_OVERRIDE	1
+#define CAP_DAC_READ_SEARCH	2
+#define SECCOMP_GET_ACTION_AVAIL 2
+#define SECCOMP_RET_KILL_PROCESS 0x80000000U
+
+static int
+abi_version(void)
+{
+	return (int)syscall(NR_landlock_create_ruleset, NULL, 0,
+	    CREATE_RULESET_VERSION);
+}
+
+static int
+abi_check(struct sbx_err *e)
+{
+	int abi = abi_version();
+
+	if (abi < 0 && errno == ENOSYS)
+		return sbx_errf(e, ERR_UNAVAILABLE, "landlock: not in this "
+		    "kernel (needs linux 6.12 or later built with "
+		    "CONFIG_SECURITY_LANDLOCK)");
+	if (abi < 0 && errno == EOPNOTSUPP)
+		return sbx_errf(e, ERR_UNAVAILABLE, "landlock: disabled at "
+		    "boot (add landlock to the lsm= kernel parameter)");
+	if (abi < 0)
+		return sbx_errf(e, ERR_UNAVAILABLE, "landlock: "
+		    "landlock_create_ruleset: %s (a seccomp profile may "
+		    "forbid it)", strerror(errno));
+	if (abi < 3)
+		return sbx_errf(e, ERR_UNAVAILABLE, "landlock: abi %d cannot "
+		    "stop truncate(2) on read-only files (needs abi 3, "
+		    "linux 6.2)", abi);
+	if (abi < ABI_MIN)
+		return sbx_errf(e, ERR_UNAVAILABLE, "landlock: abi %d cannot "
+		    "keep signals from processes outside the sandbox (needs "
+		    "abi 6, linux 6.12)", abi);
+	return abi;
+}
+
+/* The filter must load in the child: a container may forbid seccomp. */
+static int
+seccomp_check(struct sbx_err *e)
+{
+	uint32_t action = SECCOMP_RET_KILL_PROCESS;
+
+#if !defined(__x86_64__) && !defined(__aarch64__)
+	(void)action;
+	return sbx_errf(e, ERR_UNAVAILABLE,
+	    "seccomp: unsupported architecture");
+#else
+	if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) < 0)
+		return sbx_errf(e, ERR_UNAVAILABLE, "seccomp: %s (needed "
+		    "with landlock for sockets, namespaces and ptrace)",
+		    strerror(errno));
+	return 0;
+#endif
+}
+
+static int
+policy_check(const struct sbx_opts *o, struct sbx_err *e)
+{
+	/* The proxy's port would be open to any address: not exact. */
+	if (o->net == NET_PROXY)
+		return sbx_errf(e, ERR_POLICY, "landlock: --allow-host needs "
+		    "the bwrap backend (--backend bwrap)");
+	return 0;
+}
+
+int
+landlock_probe(const struct sbx_opts *o, const struct policy *pol,
+    struct sbx_err *e)
+{
+	int abi;
+
+	(void)pol;
+	if ((abi = abi_check(e)) < 0 || seccomp_check(e) < 0 ||
+	    policy_check(o, e) < 0)
+		return -1;
+	snprintf(e->msg, sizeof(e->msg), "abi=%d files=yes truncate=yes "
+	    "device_ioctl=yes signals=scoped abstract_unix=scoped "
+	    "network=%s", abi, o->net == NET_ALL ? "open" : "seccomp");
+	e->kind = ERR_NONE;
+	return 0;
+}
+
+int
+landlock_build(const struct sbx_opts *o, const struct policy *pol,
+    struct launch *l, struct sbx_err *e)
+{
+	struct ll_plan *p;
+	char **c;
+	int abi;
+
+	if (policy_check(o, e) < 0)
+		return -1;
+	/* --dry-run plans for the newest abi, so it works anywhere. */
+	if (o->dry_run)
+		abi = ABI_MIN;
+	else if ((abi = abi_check(e)) < 0 || seccomp_check(e) < 0)
+		return -1;
+	if (seccomp_build(o, SECCOMP_FOR_LANDLOCK, &l->seccomp,
+	    &l->seccomp_len, e) < 0 && !o->dry_run)
+		return -1;
+	p = xcalloc(1, sizeof(*p));
+	p->abi = abi;
+	p->fs = fs_for_abi(abi);
+	p->net = o->net == NET_ALL ? 0 : NET_BIND_TCP | NET_CONNECT_TCP;
+	p->scoped = SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL;
+	if (plan_rules(p, pol, e) < 0)
+		return -1;
+	l->backend = BACKEND_LANDLOCK;
+	l->landlock = 1;
+	l->landlock_plan = p;
+	for (c = o->cmd; *c; c++)
+		strv_push(&l->argv, *c);
+	return 0;
+}
+
+/*
+ * The command's own terminal (fds 0-2 when they are one) stays usable
+ * through /dev/stdin and the like: reopening it grants nothing the open
+ * descriptor does not already give.
+ */
+static void
+allow_std_ttys(int rfd, uint64_t fs)
+{
+	struct path_beneath pb;
+	struct stat st;
+	int fd, fl;
+
+	for (fd = 0; fd <= 2; fd++) {
+		if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) ||
+		    (fl = fcntl(fd, F_GETFL)) < 0)
+			continue;
+		pb.allowed_access = 0;
+		if ((fl & O_ACCMODE) != O_WRONLY)
+			pb.allowed_access |= FS_READ_FILE;
+		if ((fl & O_ACCMODE) != O_RDONLY)
+			pb.allowed_access |= FS_WRITE_FILE | FS_IOCTL_DEV;
+		pb.allowed_access &= fs;
+		pb.parent_fd = fd;
+		(void)syscall(NR_landlock_add_rule, rfd, RULE_PATH_BENEATH,
+		    &pb, 0);
+	}
+}
+
+/*
+ * A root command keeps only the capabilities that Landlock still bounds
+ * (reading and writing files of other owners where the policy allows);
+ * the rest (CAP_NET_ADMIN on the host's network, CAP_KILL, CAP_SYS_*)
+ * would reach past the sandbox, which has no namespaces of its own.
+ */
+static int
+drop_caps(void)
+{
+	struct { uint32_t version; int pid; } h = { CAP_VERSION_3, 0 };
+	struct { uint32_t eff, perm, inh; } d[2];
+	uint32_t keep = (1U << CAP_DAC_OVERRIDE) | (1U << CAP_DAC_READ_SEARCH);
+	int i;
+
+	if (syscall(SYS_capget, &h, d) < 0)
+		return -1;
+	if (d[0].perm | d[1].perm | d[0].inh | d[1].inh) {
+		for (i = 0; i < 64; i++)
+			if (i != CAP_DAC_OVERRIDE && i != CAP_DAC_READ_SEARCH)
+				(void)prctl(PR_CAPBSET_DROP, i, 0, 0, 0);
+	}
+	d[0].eff &= keep;
+	d[0].perm &= keep;
+	d[0].inh = d[1].eff = d[1].perm = d[1].inh = 0;
+	if (syscall(SYS_capset, &h, d) < 0)
+		return -1;
+	(void)prctl(PR_CAP_AMBIENT, CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	return 0;
+}
+
+static int
+add_rules(int rfd, const struct ll_plan *p)
+{
+	struct path_beneath pb;
+	size_t i;
+	int fd, r;
+
+	for (i = 0; i < p->n; i++) {
+		/* Gone or unreachable since the plan: no grant, narrower. */
+		fd = open(p->r[i].path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		pb.allowed_access = p->r[i].access;
+		pb.parent_fd = fd;
+		r = (int)syscall(NR_landlock_add_rule, rfd,
+		    RULE_PATH_BENEATH, &pb, 0);
+		close(fd);
+		if (r < 0 && errno != EINVAL && errno != EBADFD)
+			return -1;
+	}
+	return 0;
+}
+
+/* In the child, after fork, before exec: no allocation, no stdio. */
+int
+landlock_apply(const struct launch *l)
+{
+	const struct ll_plan *p = l->landlock_plan;
+	struct ruleset_attr ra;
+	int rfd, saved;
+
+	if (p == NULL || l->seccomp == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -1;
+	ra.fs = p->fs;
+	ra.net = p->abi >= 4 ? p->net : 0;
+	ra.scoped = p->scoped;
+	rfd = (int)syscall(NR_landlock_create_ruleset, &ra, sizeof(ra), 0);
+	if (rfd < 0)
+		return -1;
+	if (add_rules(rfd, p) < 0)
+		goto fail;
+	allow_std_ttys(rfd, p->fs);
+	if (syscall(NR_landlock_restrict_self, rfd, 0) < 0)
+		goto fail;
+	close(rfd);
+	if (drop_caps() < 0)
+		return -1;
+	return seccomp_install(l->seccomp, l->seccomp_len);
+fail:
+	saved = errno;
+	close(rfd);
+	errno = saved;
+	return -1;
+}
+
+#else	/* !__linux__ */
+
+int
+landlock_probe(const struct sbx_opts *o, const struct policy *pol,
+    struct sbx_err *e)
+{
+	(void)o; (void)pol;
+	return sbx_errf(e, ERR_UNAVAILABLE, "landlock: Linux only");
+}
+
+int
+landlock_build(const struct sbx_opts *o, const struct policy *pol,
+    struct launch *l, struct sbx_err *e)
+{
+	(void)o; (void)pol; (void)l;
+	return sbx_errf(e, ERR_UNAVAILABLE, "landlock: Linux only");
+}
+
+int
+landlock_apply(const struct launch *l)
+{
+	(void)l;
+	errno = ENOSYS;
+	return -1;
+}
+
+#endif
