@@ -135,14 +135,28 @@ static const int deny_all[] = {
 	442, 443,	/* mount_setattr, quotactl_fd */
 	467		/* open_tree_attr */
 };
-/* Refused for Landlock only: no pid namespace hides other processes. */
+/*
+ * Refused for Landlock only: no pid namespace hides other processes, no
+ * IPC namespace hides their System V objects, and Landlock does not cover
+ * modes, owners, times and extended attributes (an owner may change them
+ * on any of its files, read-only or not; root on most of the system).
+ */
 static const int deny_landlock[] = {
 	101,		/* ptrace */
 	310, 311,	/* process_vm_readv, process_vm_writev */
 	312,		/* kcmp */
 	438,		/* pidfd_getfd */
-	440		/* process_madvise */
+	440,		/* process_madvise */
+	90, 91, 268, 452,	/* chmod, fchmod, fchmodat, fchmodat2 */
+	92, 93, 94, 260,	/* chown, fchown, lchown, fchownat */
+	132, 235, 261,	/* utime, utimes, futimesat */
+	188, 189, 190, 197, 198, 199,	/* set/removexattr family */
+	463, 466, 469,	/* setxattrat, removexattrat, file_setattr */
+	29, 30, 31,	/* shmget, shmat, shmctl */
+	64, 65, 66, 220,	/* semget, semop, semctl, semtimedop */
+	68, 69, 70, 71	/* msgget, msgsnd, msgrcv, msgctl */
 };
+enum { NR_utimensat = 280, NR_prlimit64 = 302, NR_setpriority = 141 };
 #elif defined(__aarch64__)
 #define AUDIT_ARCH_NATIVE 0xc00000b7U
 enum {
@@ -185,8 +199,16 @@ static const int deny_landlock[] = {
 	270, 271,	/* process_vm_readv, process_vm_writev */
 	272,		/* kcmp */
 	438,		/* pidfd_getfd */
-	440		/* process_madvise */
+	440,		/* process_madvise */
+	52, 53, 452,	/* fchmod, fchmodat, fchmodat2 */
+	54, 55,		/* fchownat, fchown */
+	5, 6, 7, 14, 15, 16,	/* set/removexattr family */
+	463, 466, 469,	/* setxattrat, removexattrat, file_setattr */
+	194, 195, 196,	/* shmget, shmctl, shmat */
+	190, 191, 192, 193,	/* semget, semctl, semtimedop, semop */
+	186, 187, 188, 189	/* msgget, msgctl, msgrcv, msgsnd */
 };
+enum { NR_utimensat = 88, NR_prlimit64 = 261, NR_setpriority = 140 };
 #endif
 #define NR_clone3	435
 
@@ -351,6 +373,52 @@ mknod_block(struct prog *p, int nr, int modearg)
 	end(p, at);
 }
 
+/*
+ * Landlock leaves file metadata alone, and an owner may change it on any
+ * of its files: utimensat(2) is let through for an open descriptor only
+ * (a NULL path, futimens), so "touch" cannot reach a read-only file.
+ */
+static void
+utimensat_block(struct prog *p)
+{
+	size_t at;
+
+	at = block(p, NR_utimensat);
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(1));
+	emit(p, BPF_JEQ_K, 0, 2, 0);
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(1) + 4);
+	emit(p, BPF_JEQ_K, 1, 0, 0);
+	ret(p, eperm());
+	ret(p, RET_ALLOW);
+	end(p, at);
+}
+
+/*
+ * Without a pid namespace a process of the same user is in reach of
+ * prlimit(2) and setpriority(2): only the caller itself (pid 0) is let
+ * through, and never PRIO_USER (every process of the user).
+ */
+static void
+self_only_blocks(struct prog *p)
+{
+	size_t at;
+
+	at = block(p, NR_prlimit64);
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(0));
+	emit(p, BPF_JEQ_K, 1, 0, 0);
+	ret(p, eperm());
+	ret(p, RET_ALLOW);
+	end(p, at);
+	at = block(p, NR_setpriority);
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(0));
+	emit(p, BPF_JEQ_K, 2, 0, 2);		/* PRIO_USER */
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(1));
+	emit(p, BPF_JEQ_K, 1, 0, 0);
+	ret(p, eperm());
+	ret(p, RET_ALLOW);
+	end(p, at);
+}
+
 static void
 head(struct prog *p)
 {
@@ -385,6 +453,10 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 	personality_block(p);
 	mknod_block(p, NR_mknod, 1);
 	mknod_block(p, NR_mknodat, 2);
+	if (flavour == SECCOMP_FOR_LANDLOCK) {
+		utimensat_block(p);
+		self_only_blocks(p);
+	}
 	emit(p, BPF_JGE_K, 0, 1, NR_UNREVIEWED);
 	ret(p, RET_ERRNO | ENOSYS);
 	ret(p, RET_ALLOW);
