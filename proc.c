@@ -246,8 +246,8 @@ spawn(struct loop *lp, struct sbx_err *e)
 		return -1;
 	if (make_pipe(st, e) < 0)
 		return -1;
-	if (l->shim) {
-		struct strv *a = (struct strv *)&l->args;
+	if (l->args.n > 0) {
+		const struct strv *a = &l->args;
 		size_t i, n = 0;
 		char *buf, *p;
 
@@ -263,9 +263,9 @@ spawn(struct loop *lp, struct sbx_err *e)
 		if (argsfd < 0 || (l->seccomp_len > 0 && bpffd < 0))
 			return sbx_errf(e, ERR_SPAWN, "memfd: %s",
 			    strerror(errno));
-		if (lp->r->proxy)
-			bridgefd = proxy_bridge_fd(lp->r->proxy);
 	}
+	if (l->backend == BACKEND_BWRAP && lp->r->proxy)
+		bridgefd = proxy_bridge_fd(lp->r->proxy);
 	lp->start = now_ms();
 	lp->r->parent = getpid();
 	lp->pid = fork();
@@ -399,17 +399,19 @@ proc_kill_tree(int sig, int spare_bwrap)
 static void
 signal_all(struct loop *lp, int sig)
 {
+	int bwrap = lp->r->l->backend == BACKEND_BWRAP;
+
 	/*
 	 * bwrap leads the group; a SIGTERM to it would end the sandbox at
 	 * once. Its descendants are all found in /proc, so no group kill.
 	 */
-	if (!lp->reaped && !(lp->r->l->shim && sig != SIGKILL)) {
+	if (!lp->reaped && !(bwrap && sig != SIGKILL)) {
 		if (kill(-lp->pid, sig) < 0 && errno == ESRCH)
 			kill(lp->pid, sig);
 		if (sig == SIGTERM)
 			kill(-lp->pid, SIGCONT);
 	}
-	proc_kill_tree(sig, sig != SIGKILL && lp->r->l->shim);
+	proc_kill_tree(sig, sig != SIGKILL && bwrap);
 }
 
 /* SIGKILL until no live descendant is left (a forking tree takes rounds). */

@@ -448,7 +448,7 @@ resolve_all(const char *opt, const struct strv *in, struct strv *out)
 
 /* Every path absolute and real; a missing one is an error, never a skip. */
 static void
-resolve_paths(const struct raw *raw)
+resolve_paths(const struct raw *raw, const char *argv0)
 {
 	char *self;
 
@@ -458,9 +458,11 @@ resolve_paths(const struct raw *raw)
 	resolve_all("--deny-read", &raw->deny_read, &opts.deny_read);
 	resolve_all("--scope", &raw->scope, &opts.scope);
 #ifdef __linux__
+	(void)argv0;
 	self = realpath("/proc/self/exe", NULL);
 #else
-	self = NULL;
+	self = strchr(argv0, '/') ? realpath(argv0, NULL) :
+	    find_program(argv0, NULL);
 #endif
 	opts.self = self ? self : xstrdup("sbx");
 }
@@ -807,7 +809,7 @@ main(int argc, char **argv)
 	if (opts.probe)
 		return probe();
 	build_env(&raw.env);
-	resolve_paths(&raw);
+	resolve_paths(&raw, argv[0]);
 	open_result();
 	plan(&pol, &l);
 	if (opts.dry_run) {

@@ -410,10 +410,17 @@ seatbelt_build(const struct sbx_opts *o, const struct policy *p,
 
 	l->backend = BACKEND_SEATBELT;
 	l->profile = t.s;
-	l->shim = 0;
+	/*
+	 * sbx's shim runs inside, as under bwrap: sandbox-exec would report
+	 * a command it cannot run with its own status, not 127 or 126.
+	 */
+	l->shim = 1;
 	strv_push(&l->argv, SANDBOX_EXEC);
 	strv_push(&l->argv, "-p");
 	strv_push(&l->argv, t.s);
+	strv_push(&l->argv, "--");
+	strv_push(&l->argv, o->self);
+	strv_push(&l->argv, SHIM_ARG);
 	strv_push(&l->argv, "--");
 	for (c = o->cmd; c != NULL && *c != NULL; c++)
 		strv_push(&l->argv, *c);
