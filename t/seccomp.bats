@@ -1,0 +1,294 @@
+#!/usr/bin/env bats
+# The seccomp filter under attack, on every Linux backend that works here
+# (bwrap, landlock): each test makes the forbidden system call from inside
+# and checks the errno the filter returns (EPERM, ENOSYS for clone3), with a
+# positive control where the policy can grant the same thing, so no test
+# passes because nothing worked at all. Runs as root and as nobody (t/run).
+
+load helper
+bats_require_minimum_version 1.5.0
+
+# The attack: python3 -c "$ATTACK" NAME prints "ok" or the errno's name.
+ATTACK='
+import ctypes, errno, os, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def sc(nr, *a):
+    r = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(x) for x in a])
+    return "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()]
+def sock(fam, typ=socket.SOCK_STREAM, proto=0):
+    try:
+        socket.socket(fam, typ, proto).close()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+x86 = os.uname().machine == "x86_64"
+NR = {  # x86_64, aarch64
+    "keyctl": (250, 219), "io_uring_setup": (425, 425),
+    "clone3": (435, 435), "bpf": (321, 280), "mount": (165, 40),
+    "perf_event_open": (298, 241), "userfaultfd": (323, 282),
+    "open_by_handle_at": (304, 265), "setns": (308, 268),
+    "personality": (135, 92), "mknodat": (259, 33), "syslog": (103, 116),
+    "fsopen": (430, 430), "init_module": (175, 105), "unshare": (272, 97),
+}
+def nr(name):
+    return NR[name][0 if x86 else 1]
+buf = ctypes.create_string_buffer(256)
+t = sys.argv[1]
+r = {
+    "unix": lambda: sock(socket.AF_UNIX),
+    "socketpair": lambda: (socket.socketpair(), "ok")[1],
+    "inet": lambda: sock(socket.AF_INET),
+    "vsock": lambda: sock(40),
+    "packet": lambda: sock(17, socket.SOCK_RAW),
+    "netlink_audit": lambda: sock(16, socket.SOCK_RAW, 9),
+    "netlink_route": lambda: sock(16, socket.SOCK_RAW, 0),
+    "keyctl": lambda: sc(nr("keyctl"), 0, -3, 0),
+    "io_uring_setup": lambda: sc(nr("io_uring_setup"), 4, ctypes.addressof(buf)),
+    "clone3": lambda: sc(nr("clone3"), 0, 0),
+    "bpf": lambda: sc(nr("bpf"), 0, 0, 0),
+    "mount": lambda: sc(nr("mount"), 0, 0, 0, 0, 0),
+    "fsopen": lambda: sc(nr("fsopen"), 0, 0),
+    "perf_event_open": lambda: sc(nr("perf_event_open"), 0, 0, -1, -1, 0),
+    "userfaultfd": lambda: sc(nr("userfaultfd"), 0),
+    "open_by_handle_at": lambda: sc(nr("open_by_handle_at"), -1, 0, 0),
+    "setns": lambda: sc(nr("setns"), -1, 0),
+    "unshare_user": lambda: sc(nr("unshare"), 0x10000000),
+    "unshare_net": lambda: sc(nr("unshare"), 0x40000000),
+    "unshare_files": lambda: sc(nr("unshare"), 0x400),
+    "personality_norandom": lambda: sc(nr("personality"), 0x0040000),
+    "personality_query": lambda: sc(nr("personality"), 0xffffffff),
+    "mknod_block": lambda: sc(nr("mknodat"), -100, 0, 0o60600, 0x801),
+    "syslog": lambda: sc(nr("syslog"), 3, ctypes.addressof(buf), 256),
+    "init_module": lambda: sc(nr("init_module"), 0, 0, 0),
+}[t]()
+print(r)
+'
+
+setup() {
+	ws="$BATS_TEST_TMPDIR/ws"
+	mkdir -p "$ws"
+	pids=()
+	backends=()
+	if "$SBX" --probe 2>/dev/null | grep -q '^bwrap=ok'; then
+		backends+=(bwrap)
+	fi
+	if "$SBX" --probe 2>/dev/null | grep -q '^landlock=ok'; then
+		backends+=(landlock)
+	fi
+	[ "${#backends[@]}" -gt 0 ] || sbx_skip "no Linux sandbox backend works here"
+	require_cmd python3
+}
+
+teardown() {
+	local p
+	for p in "${pids[@]}"; do
+		kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+}
+
+# try BACKEND [SBX OPTIONS] NAME: the attack's result line, in $output.
+try() {
+	local b=$1
+	shift
+	local args=("${@:1:$#-1}") name=${!#}
+	run --separate-stderr "$SBX" --backend "$b" -C "$ws" "${args[@]}" \
+	    --passthrough -- python3 -c "$ATTACK" "$name" 3>&-
+	echo "$b ${args[*]} $name: status=$status output=$output stderr=$stderr"
+}
+
+# expect NAME RESULT [SBX OPTIONS]: on each backend, NAME gives RESULT.
+expect() {
+	local name=$1 want=$2 b
+	shift 2
+	for b in "${backends[@]}"; do
+		try "$b" "$@" "$name"
+		[ "$status" -eq 0 ]
+		[ "$output" = "$want" ]
+	done
+}
+
+# bg CMD...: start CMD in the background outside the sandbox; killed after.
+bg() {
+	"$@" </dev/null >/dev/null 2>&1 3>&- &
+	pids+=("$!")
+}
+
+wait_for() {
+	local i
+	for i in $(seq 50); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# A Unix socket server outside the sandbox that answers "pong".
+SERVER='
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+a = sys.argv[1]
+s.bind("\0" + a[1:] if a.startswith("@") else a)
+s.listen(8)
+open(sys.argv[2], "w").close()
+while True:
+    c, _ = s.accept()
+    c.sendall(b"pong")
+    c.close()
+'
+
+CLIENT='
+import errno, socket, sys
+a = sys.argv[1]
+try:
+    s = socket.socket(socket.AF_UNIX)
+    s.connect("\0" + a[1:] if a.startswith("@") else a)
+    print(s.recv(4).decode())
+except OSError as e:
+    print(errno.errorcode[e.errno])
+'
+
+@test "seccomp: socket(AF_UNIX) to a host socket is refused; --allow-unix-sockets opens it" {
+	sockpath="$BATS_TEST_TMPDIR/host.sock"
+	bg python3 -c "$SERVER" "$sockpath" "$BATS_TEST_TMPDIR/ready"
+	wait_for test -e "$BATS_TEST_TMPDIR/ready"
+	# Positive control outside the sandbox.
+	[ "$(python3 -c "$CLIENT" "$sockpath")" = pong ]
+	for b in "${backends[@]}"; do
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" \
+		    --passthrough -- python3 -c "$CLIENT" "$sockpath" 3>&-
+		echo "$b: $output"
+		[ "$status" -eq 0 ]
+		[ "$output" = EPERM ]
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" \
+		    --allow-unix-sockets --passthrough -- \
+		    python3 -c "$CLIENT" "$sockpath" 3>&-
+		echo "$b --allow-unix-sockets: $output"
+		[ "$status" -eq 0 ]
+		[ "$output" = pong ]
+	done
+}
+
+@test "seccomp: a host abstract socket stays out of reach, even with --allow-unix-sockets" {
+	name="@sbx-test-$$-$RANDOM"
+	bg python3 -c "$SERVER" "$name" "$BATS_TEST_TMPDIR/ready"
+	wait_for test -e "$BATS_TEST_TMPDIR/ready"
+	[ "$(python3 -c "$CLIENT" "$name")" = pong ]
+	for b in "${backends[@]}"; do
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" \
+		    --passthrough -- python3 -c "$CLIENT" "$name" 3>&-
+		echo "$b: $output"
+		[ "$output" = EPERM ]
+		# bwrap: another network namespace; landlock: its scope.
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" \
+		    --allow-unix-sockets --passthrough -- \
+		    python3 -c "$CLIENT" "$name" 3>&-
+		echo "$b --allow-unix-sockets: $output"
+		[ "$status" -eq 0 ]
+		[ "$output" != pong ]
+		[[ "$output" =~ ^E ]]
+	done
+}
+
+@test "seccomp: socketpair(AF_UNIX) still works" {
+	expect socketpair ok
+}
+
+@test "seccomp: AF_VSOCK, AF_PACKET and netlink other than route are refused" {
+	expect vsock EPERM --net
+	expect packet EPERM --net
+	expect netlink_audit EPERM --net
+	expect inet ok --net
+	expect netlink_route ok --net
+}
+
+@test "seccomp: TIOCSTI and TIOCLINUX on the terminal are refused" {
+	require_cmd script
+	cat >"$BATS_TEST_TMPDIR/sti.py" <<'EOF'
+import errno, fcntl, os, sys
+if not os.isatty(0):
+    print("notty"); sys.exit(0)
+out = []
+for cmd, arg in ((0x5412, b"x"), (0x100005412, b"x"), (0x541c, b"\x06")):
+    try:
+        fcntl.ioctl(0, cmd, arg); out.append("ok")
+    except OSError as e:
+        out.append(errno.errorcode[e.errno])
+    except OverflowError:
+        out.append("skip")
+print(" ".join(out))
+EOF
+	for b in "${backends[@]}"; do
+		run script -qec "$SBX --backend $b -C $ws --passthrough -- python3 $BATS_TEST_TMPDIR/sti.py" /dev/null </dev/null 3>&-
+		echo "$b: $output"
+		[[ "$output" == *"EPERM"* ]]
+		[[ "$output" != *"ok"* ]]
+		[[ "$output" != *"notty"* ]]
+	done
+}
+
+@test "seccomp: unshare -U and unshare -m fail inside" {
+	require_cmd unshare
+	for b in "${backends[@]}"; do
+		for f in -U -m -n -p; do
+			run --separate-stderr "$SBX" --backend "$b" -C "$ws" \
+			    --passthrough -- unshare $f true 3>&-
+			echo "$b unshare $f: $status $stderr"
+			[ "$status" -ne 0 ]
+		done
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" \
+		    --passthrough -- true 3>&-
+		[ "$status" -eq 0 ]
+	done
+	expect unshare_user EPERM
+	expect unshare_net EPERM
+	expect unshare_files ok
+	expect setns EPERM
+}
+
+@test "seccomp: keyrings, io_uring, bpf, perf and userfaultfd are refused" {
+	expect keyctl EPERM
+	expect io_uring_setup EPERM
+	expect bpf EPERM
+	expect perf_event_open EPERM
+	expect userfaultfd EPERM
+}
+
+@test "seccomp: mounts, handles, modules, syslog are refused; clone3 is ENOSYS" {
+	expect mount EPERM
+	expect fsopen EPERM
+	expect open_by_handle_at EPERM
+	expect init_module EPERM
+	expect syslog EPERM
+	expect clone3 ENOSYS
+}
+
+@test "seccomp: personality changes and device nodes are refused" {
+	expect personality_query ok
+	expect personality_norandom EPERM
+	expect mknod_block EPERM
+	# A FIFO is ordinary.
+	for b in "${backends[@]}"; do
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" \
+		    --passthrough -- mkfifo "$ws/fifo" 3>&-
+		[ "$status" -eq 0 ]
+		[ -p "$ws/fifo" ]
+		rm -f "$ws/fifo"
+	done
+}
+
+@test "seccomp: a 32-bit system call kills the process" {
+	[ "$(uname -m)" = x86_64 ] || skip "x86_64 only"
+	require_cmd gcc
+	cat >"$BATS_TEST_TMPDIR/i386.c" <<'EOF'
+int main(void) { __asm__ volatile("mov $20, %%eax; int $0x80" ::: "eax"); return 0; }
+EOF
+	gcc -o "$BATS_TEST_TMPDIR/i386" "$BATS_TEST_TMPDIR/i386.c" ||
+	    skip "cannot build the probe"
+	for b in "${backends[@]}"; do
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" -- \
+		    "$BATS_TEST_TMPDIR/i386" 3>&-
+		echo "$b: $output"
+		[ "$(kv signal)" = SIGSYS ]
+	done
+}
