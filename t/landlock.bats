@@ -1,0 +1,271 @@
+#!/usr/bin/env bats
+# The landlock backend under attack: the attack classes of the bwrap suite,
+# each with a positive control, each asserting executor=landlock so a test
+# cannot pass on another backend. Runs as root and as nobody (t/run). The
+# seccomp-level attacks (sockets, TIOCSTI, namespaces, io_uring) run against
+# this backend in t/seccomp.bats.
+
+load helper
+bats_require_minimum_version 1.5.0
+
+setup() {
+	require_landlock
+	require_cmd python3
+	ws="$BATS_TEST_TMPDIR/ws"
+	out="$BATS_TEST_TMPDIR/out"
+	mkdir -p "$ws/sub" "$out"
+	echo orig >"$out/file"
+	echo data >"$ws/file"
+	pids=()
+}
+
+teardown() {
+	local p
+	if [ -n "${scratch:-}" ]; then
+		rm -rf "$scratch"
+	fi
+	for p in "${pids[@]}"; do
+		kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+}
+
+# ll ARGS...: sbx on the landlock backend in $ws; the result in $output.
+ll() {
+	run --separate-stderr "$SBX" --backend landlock -C "$ws" "$@" 3>&-
+	echo "status=$status"
+	echo "$output"
+	echo "stderr: $stderr"
+}
+
+# ok_ll ARGS...: as ll, and the command ran under landlock and exited 0.
+ok_ll() {
+	ll "$@"
+	[ "$(kv executor)" = landlock ]
+	[ "$(kv isolation)" = os ]
+	[ "$status" -eq 0 ]
+}
+
+bg() {
+	"$@" </dev/null >/dev/null 2>&1 3>&- &
+	pids+=("$!")
+}
+
+@test "landlock: runs as executor=landlock; the root is writable" {
+	ok_ll -- sh -c 'echo hi >new && cat new file'
+	[ "$(kv stdout)" = 'hi\ndata\n' ]
+	[ "$(cat "$ws/new")" = hi ]
+}
+
+@test "landlock: writes outside the policy fail, directly and through links" {
+	ln -s "$out/file" "$ws/link"
+	ok_ll -- sh -c '
+		echo x >"$1/file" || echo direct
+		echo x >"$1/new" || echo create
+		echo x >link || echo symlink
+		ln "$1/file" hard 2>/dev/null || echo hardlink
+		mv "$1/file" moved 2>/dev/null || echo rename-in
+		echo y >sub/f && mv sub/f "$1/f" 2>/dev/null || echo rename-out
+		true >/etc/sbx-test 2>/dev/null || echo etc
+		true >/tmp/sbx-test-$$ 2>/dev/null || echo tmp
+	' sh "$out"
+	[ "$(kv stdout)" = 'direct\ncreate\nsymlink\nhardlink\nrename-in\nrename-out\netc\ntmp\n' ]
+	[ "$(cat "$out/file")" = orig ]
+	[ ! -e "$out/new" ] && [ ! -e "$out/f" ] && [ ! -e /etc/sbx-test ]
+}
+
+@test "landlock: metadata of read-only files cannot change (touch, chmod, truncate)" {
+	before=$(stat -c '%a %Y' "$out/file")
+	ok_ll -- sh -c '
+		touch -d 2001-01-01 "$1" 2>/dev/null || echo touch
+		chmod 777 "$1" 2>/dev/null || echo chmod
+		truncate -s 0 "$1" 2>/dev/null || echo truncate
+	' sh "$out/file"
+	[ "$(kv stdout)" = 'touch\nchmod\ntruncate\n' ]
+	[ "$(stat -c '%a %Y' "$out/file")" = "$before" ]
+	[ "$(cat "$out/file")" = orig ]
+}
+
+@test "landlock: --deny-write and --scope hold inside the writable root" {
+	echo keep >"$ws/sub/ro"
+	echo old >"$ws/sub/other"
+	mkdir "$ws/sub/deeper"
+	# A folder that holds a read-only path keeps its entries writable but
+	# cannot gain or lose entries (Landlock grants reach every entry below;
+	# documented in sbx(1) CAVEATS).
+	ok_ll --deny-write "$ws/sub/ro" -- sh -c '
+		echo x >sub/ro 2>/dev/null || echo denied
+		rm -f sub/ro 2>/dev/null; [ -e sub/ro ] && echo kept
+		echo ok >sub/other && echo sibling
+		echo ok >sub/deeper/f && echo deeper
+		true >sub/new 2>/dev/null || echo no-new-entry'
+	[ "$(kv stdout)" = 'denied\nkept\nsibling\ndeeper\nno-new-entry\n' ]
+	[ "$(cat "$ws/sub/ro")" = keep ]
+	mkdir -p "$ws/scoped"
+	ok_ll --scope "$ws/scoped" -- sh -c '
+		echo x >rootfile 2>/dev/null || echo root-ro
+		echo y >scoped/f && echo scoped-rw'
+	[ "$(kv stdout)" = 'root-ro\nscoped-rw\n' ]
+}
+
+@test "landlock: the protected git paths hold; files beside them stay writable" {
+	require_cmd git
+	git -C "$ws" init -q
+	cfg=$(cat "$ws/.git/config")
+	ok_ll -- sh -c '
+		echo "[core] fsmonitor = evil" >>.git/config 2>/dev/null || echo config
+		echo evil >.git/hooks/pre-commit 2>/dev/null || echo hook
+		mv .git .git-old 2>/dev/null || echo rename-git
+		rm -rf .git/hooks 2>/dev/null; [ -d .git/hooks ] && echo hooks-kept
+		echo changed >file && echo file-rw
+		echo z >sub/new && echo sub-rw'
+	[ "$(kv stdout)" = 'config\nhook\nrename-git\nhooks-kept\nfile-rw\nsub-rw\n' ]
+	[ "$(cat "$ws/.git/config")" = "$cfg" ]
+	[ ! -e "$ws/.git/hooks/pre-commit" ]
+}
+
+@test "landlock: --deny-read hides a file and a folder; the rest stays readable" {
+	echo secret >"$ws/secret"
+	mkdir "$ws/private"
+	echo inner >"$ws/private/key"
+	ok_ll --deny-read "$ws/secret" --deny-read "$ws/private" -- sh -c '
+		cat secret 2>/dev/null || echo file-denied
+		cat private/key 2>/dev/null || echo dir-denied
+		ls private 2>/dev/null || echo list-denied
+		cat file; cat /etc/hostname >/dev/null && echo etc-ok'
+	[ "$(kv stdout)" = 'file-denied\ndir-denied\nlist-denied\ndata\netc-ok\n' ]
+}
+
+@test "landlock: host devices stay closed; /dev/null and /dev/urandom work" {
+	dev=$(find /dev -maxdepth 1 -type b | head -n 1)
+	ok_ll -- sh -c '
+		[ -z "$1" ] || head -c 1 "$1" >/dev/null 2>&1 || echo block-denied
+		echo x >/dev/null && echo null-ok
+		head -c 4 /dev/urandom | wc -c' sh "$dev"
+	if [ -n "$dev" ] && [ -r "$dev" ]; then
+		[ "$(kv stdout)" = 'block-denied\nnull-ok\n4\n' ]
+	else
+		[[ "$(kv stdout)" == *'null-ok\n4\n' ]]
+	fi
+}
+
+@test "landlock: --no-net refuses TCP, UDP and netlink; --net allows them" {
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	bg python3 -c "
+import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('127.0.0.1', $port)); s.listen(8)
+while True: c, _ = s.accept(); c.sendall(b'pong'); c.close()"
+	sleep 0.5
+	client="
+import socket, errno
+for fam, typ, proto, addr in ((socket.AF_INET, socket.SOCK_STREAM, 0, ('127.0.0.1', $port)),
+                              (socket.AF_INET, socket.SOCK_DGRAM, 0, None),
+                              (socket.AF_INET6, socket.SOCK_STREAM, 0, None),
+                              (socket.AF_NETLINK, socket.SOCK_RAW, 0, None)):
+    try:
+        s = socket.socket(fam, typ, proto)
+        if addr: s.connect(addr); print(s.recv(4).decode())
+        else: print('ok')
+    except OSError as e:
+        print(errno.errorcode[e.errno])"
+	ok_ll -- python3 -c "$client"
+	[ "$(kv stdout)" = 'EPERM\nEPERM\nEPERM\nEPERM\n' ]
+	ok_ll --net -- python3 -c "$client"
+	[ "$(kv stdout)" = 'pong\nok\nok\nok\n' ]
+}
+
+@test "landlock: --allow-host is refused, naming the bwrap backend" {
+	ll --allow-host example.com -- true
+	[ "$status" -eq 125 ]
+	[ "$(kv error)" = policy ]
+	[[ "$stderr" =~ ^sbx:\ .*--backend\ bwrap ]]
+}
+
+@test "landlock: signals and ptrace cannot reach processes outside" {
+	bg sleep 300
+	victim=${pids[0]}
+	ok_ll -- python3 -c "
+import ctypes, errno, os, signal
+out = []
+try: os.kill($victim, signal.SIGTERM); out.append('killed')
+except OSError as e: out.append(errno.errorcode[e.errno])
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.ptrace(16, $victim, 0, 0)   # PTRACE_ATTACH
+out.append('attached' if r == 0 else errno.errorcode[ctypes.get_errno()])
+try: open('/proc/$victim/environ', 'rb').read(); out.append('environ')
+except OSError as e: out.append(errno.errorcode[e.errno])
+open('/proc/self/environ', 'rb').read()
+import subprocess
+p = subprocess.Popen(['sleep', '30']); p.kill(); p.wait()
+out.append('own-child-killed')
+print(' '.join(out))"
+	[ "$(kv stdout)" = 'EPERM EPERM EACCES own-child-killed\n' ]
+	kill -0 "$victim"
+}
+
+@test "landlock: a root command keeps no capability beyond file access" {
+	is_root || skip "needs root"
+	ok_ll -- sh -c 'grep -E "^Cap(Eff|Bnd)" /proc/self/status'
+	[ "$(kv stdout)" = 'CapEff:\t0000000000000006\nCapBnd:\t0000000000000006\n' ]
+}
+
+@test "landlock: processes left behind are stopped with the command" {
+	ok_ll -- sh -c '(setsid sleep 300 >/dev/null 2>&1 & echo $! >pid); echo started'
+	pid=$(cat "$ws/pid")
+	[ -n "$pid" ]
+	sleep 0.2
+	! kill -0 "$pid" 2>/dev/null
+}
+
+# A Docker-like seccomp profile: no new user namespace, so bwrap cannot run.
+NOUSERNS='
+import ctypes, os, struct, sys
+x86 = os.uname().machine == "x86_64"
+clone3, unshare, clone = (435, 272, 56) if x86 else (435, 97, 220)
+def i(code, jt, jf, k): return struct.pack("HBBI", code, jt, jf, k)
+prog = b"".join([
+    i(0x20, 0, 0, 0), i(0x15, 0, 1, clone3), i(0x06, 0, 0, 0x50000 | 38),
+    i(0x15, 1, 0, unshare), i(0x15, 0, 3, clone), i(0x20, 0, 0, 16),
+    i(0x45, 0, 1, 0x10000000), i(0x06, 0, 0, 0x50000 | 1),
+    i(0x06, 0, 0, 0x7fff0000)])
+buf = ctypes.create_string_buffer(prog)
+class F(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+f = F(len(prog) // 8, ctypes.addressof(buf))
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(38, 1, 0, 0, 0) == 0
+assert libc.prctl(22, 2, ctypes.byref(f), 0, 0) == 0
+os.execvp(sys.argv[1], sys.argv[1:])
+'
+
+@test "landlock: --sandbox os picks landlock where user namespaces are forbidden" {
+	# As root bwrap needs no user namespace: run sbx as nobody then.
+	local as=() py=python3
+	if is_root; then
+		require_cmd setpriv
+		as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+		# Folders nobody can reach and own: only Landlock stops it.
+		scratch=$(mktemp -d /tmp/sbx-landlock.XXXXXX)
+		chmod 755 "$scratch"
+		ws=$scratch/ws out=$scratch/out
+		mkdir "$ws" "$out"
+		echo orig >"$out/file"
+		chown -R 65534:65534 "$ws" "$out"
+		# The python3 on root's PATH may live where nobody cannot go.
+		py=/usr/bin/python3
+		[ -x "$py" ] || sbx_skip "no /usr/bin/python3 for nobody"
+	fi
+	run --separate-stderr "${as[@]}" "$py" -c "$NOUSERNS" "$SBX" --probe 3>&-
+	echo "$output"
+	[[ "$output" == *"bwrap=unavailable"* ]]
+	[[ "$output" == *"default=landlock"* ]]
+	run --separate-stderr "${as[@]}" "$py" -c "$NOUSERNS" "$SBX" \
+	    -C "$ws" -- sh -c 'echo hi >f && cat f && echo x >"$1/file"' sh "$out" 3>&-
+	echo "$output $stderr"
+	[ "$(kv executor)" = landlock ]
+	[ "$(kv isolation)" = os ]
+	[ "$(kv stdout)" = 'hi\n' ]
+	[ "$status" -ne 0 ]
+	[ "$(cat "$out/file")" = orig ]
+}
