@@ -1,0 +1,444 @@
+#!/usr/bin/env bats
+# --allow-host: real curl through sbx's real proxy, with --sandbox host and
+# inside the bwrap sandbox (through the bridge), against loopback origins
+# this file starts: an HTTP server and a TCP echo server on 127.0.0.1, on
+# random ports, reached by the name "localhost" (hence --allow-private).
+# Loops are bounded in count and time; only loopback addresses are used.
+# curl is always told --noproxy '' because NO_PROXY lists localhost.
+
+load helper
+bats_require_minimum_version 1.5.0
+
+# The origins: an HTTP server on the folder $1 and a TCP echo server that
+# answers EOF with EOF; "HTTP_PORT ECHO_PORT" goes to the file $2.
+write_origin() {
+	cat <<'EOF'
+import http.server, os, socket, socketserver, sys, threading
+
+www, portfile = sys.argv[1], sys.argv[2]
+os.chdir(www)
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+
+class Echo(socketserver.BaseRequestHandler):
+    def handle(self):
+        s = self.request
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            s.sendall(b)
+        s.shutdown(socket.SHUT_WR)
+
+class EchoServer(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+echo = EchoServer(("127.0.0.1", 0), Echo)
+threading.Thread(target=echo.serve_forever, daemon=True).start()
+with open(portfile + ".tmp", "w") as f:
+    f.write("%d %d\n" % (httpd.server_address[1], echo.server_address[1]))
+os.rename(portfile + ".tmp", portfile)
+httpd.serve_forever()
+EOF
+}
+
+# The client side of the odd cases, run inside sbx; it finds the proxy
+# in $http_proxy and prints one line per answer.
+write_client() {
+	cat <<'EOF'
+import os, socket, sys, threading
+
+def proxy():
+    hp = os.environ["http_proxy"].split("//", 1)[1].rstrip("/")
+    h, p = hp.rsplit(":", 1)
+    return h, int(p)
+
+def conn():
+    return socket.create_connection(proxy(), timeout=20)
+
+def head(s):
+    buf = b""
+    try:
+        while b"\r\n\r\n" not in buf:
+            b = s.recv(4096)
+            if not b:
+                break
+            buf += b
+    except OSError as e:
+        return "(%s)" % e.strerror, b""
+    h, _, rest = buf.partition(b"\r\n\r\n")
+    return h.decode("latin-1"), rest
+
+def first(s):
+    return head(s)[0].split("\r\n")[0] or "(closed)"
+
+def status(lines):
+    s = conn()
+    s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+    print(first(s))
+
+def raw(hexdata):
+    s = conn()
+    s.sendall(bytes.fromhex(hexdata))
+    print(first(s))
+
+def tunnel(hostport):
+    s = conn()
+    s.sendall(b"CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % ((hostport.encode(),) * 2))
+    h, rest = head(s)
+    return s, h, rest
+
+def connect(hostport):
+    s, h, rest = tunnel(hostport)
+    print(h.split("\r\n")[0])
+    s.sendall(b"ping")
+    got = rest
+    while len(got) < 4:
+        got += s.recv(4)
+    print("tunnel " + ("ok" if got == b"ping" else "bad"))
+
+def halfclose(hostport):
+    s, h, rest = tunnel(hostport)
+    got = [len(rest)]
+    def reader():
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            got[0] += len(b)
+    t = threading.Thread(target=reader)
+    t.start()
+    s.sendall(b"x" * 300000)
+    s.shutdown(socket.SHUT_WR)
+    t.join(30)
+    print("echoed %d bytes after half-close" % got[0])
+
+def bomb(hostport):
+    s = conn()
+    try:
+        s.sendall(b"GET http://%s/ HTTP/1.1\r\nX-Bomb: " % hostport.encode())
+        s.sendall(b"a" * (1 << 20) + b"\r\n\r\n")
+    except OSError:
+        pass
+    print(first(s))
+
+def idle(n, hostport):
+    quiet = []
+    for i in range(int(n)):
+        c = conn()
+        if i % 2:
+            c.sendall(b"GET http://")
+        quiet.append(c)
+    s = conn()
+    s.sendall(b"GET http://%s/index.html HTTP/1.1\r\n\r\n" % hostport.encode())
+    h, body = head(s)
+    while True:
+        b = s.recv(4096)
+        if not b:
+            break
+        body += b
+    print(h.split("\r\n")[0])
+    sys.stdout.write(body.decode())
+
+def direct(port):
+    try:
+        socket.create_connection(("127.0.0.1", int(port)), timeout=3)
+        print("direct: connected")
+    except ConnectionRefusedError:
+        print("direct: refused")
+    except OSError as e:
+        print("direct: refused (%s)" % e)
+
+cmd, args = sys.argv[1], sys.argv[2:]
+{"status": lambda: status(args), "raw": lambda: raw(*args),
+ "connect": lambda: connect(*args), "halfclose": lambda: halfclose(*args),
+ "bomb": lambda: bomb(*args), "idle": lambda: idle(*args),
+ "direct": lambda: direct(*args)}[cmd]()
+EOF
+}
+
+setup_file() {
+	command -v python3 >/dev/null 2>&1 || return 0
+	command -v curl >/dev/null 2>&1 || return 0
+	D=$BATS_FILE_TMPDIR
+	mkdir -p "$D/www"
+	printf 'hello proxy\n' >"$D/www/index.html"
+	truncate -s 256M "$D/www/big"
+	write_origin >"$D/proxy-origin.py"
+	write_client >"$D/proxy-client.py"
+	python3 "$D/proxy-origin.py" "$D/www" "$D/ports" >"$D/origin.log" 2>&1 3>&- &
+	echo $! >"$D/origin.pid"
+	for _ in $(seq 50); do
+		[ -s "$D/ports" ] && break
+		sleep 0.1
+	done
+}
+
+teardown_file() {
+	D=$BATS_FILE_TMPDIR
+	[ -s "$D/origin.pid" ] && kill "$(cat "$D/origin.pid")" 2>/dev/null
+	return 0
+}
+
+setup() {
+	require_cmd python3
+	require_cmd curl
+	D=$BATS_FILE_TMPDIR
+	[ -s "$D/ports" ] || sbx_skip "the loopback origins did not start"
+	read -r HP EP <"$D/ports"
+	CLIENT="python3 $D/proxy-client.py"
+	cd "$BATS_TEST_TMPDIR" || return 1
+}
+
+# px EXEC SCRIPT [SBX-OPTIONS...]: run sh -c SCRIPT under sbx with EXEC
+# ("host" or "bwrap"), both origins allowed and --allow-private.
+px() {
+	local ex=$1 script=$2
+	shift 2
+	if [ "$ex" = bwrap ]; then
+		require_bwrap
+		set -- --backend bwrap "$@"
+	else
+		set -- --sandbox host "$@"
+	fi
+	run --separate-stderr "$SBX" -t 60 "$@" --allow-private \
+	    --allow-host "localhost:$HP" \
+	    --allow-host "localhost:$EP" -- sh -c "$script" 3>&-
+}
+
+decoded() {
+	printf '%b' "$(kv "$1")"
+}
+
+t_plain() {
+	px "$1" 'curl -sS --noproxy "" http://localhost:'"$HP"'/index.html'
+	[ "$status" -eq 0 ]
+	[ "$(kv exit_code)" = 0 ]
+	[ "$(kv stdout)" = 'hello proxy\n' ] || { echo "$output" >&2; return 1; }
+	! kv_has blocked_hosts
+}
+
+t_connect() {
+	px "$1" 'curl -sS --noproxy "" -p http://localhost:'"$HP"'/index.html'
+	[ "$(kv exit_code)" = 0 ]
+	[ "$(kv stdout)" = 'hello proxy\n' ] || { echo "$output" >&2; return 1; }
+	# The same through a raw CONNECT, and the reply line curl hides.
+	px "$1" "$CLIENT connect localhost:$EP"
+	[ "$(kv exit_code)" = 0 ]
+	[ "$(kv stdout)" = 'HTTP/1.1 200 Connection established\ntunnel ok\n' ]
+}
+
+t_not_listed() {
+	px "$1" 'curl -sS --noproxy "" -o /dev/null -w "%{http_code}\n" http://example.com/;
+	    curl -sS --noproxy "" -p https://other.localhost:'"$HP"'/ 2>&1;
+	    curl -sS --noproxy "" http://evillocalhost:'"$HP"'/'
+	[ "$(kv exit_code)" = 0 ]
+	out=$(decoded stdout)
+	[[ "$out" == 403$'\n'* ]]
+	[[ "$out" == *"response 403"* ]]
+	[[ "$out" == *"evillocalhost: host is not on the --allow-host list"* ]]
+	[[ ",$(kv blocked_hosts)," == *,example.com,* ]]
+	[[ ",$(kv blocked_hosts)," == *,other.localhost,* ]]
+	[[ ",$(kv blocked_hosts)," == *,evillocalhost,* ]]
+}
+
+t_ip_literals() {
+	local h script=''
+	for h in 127.0.0.1 127.1 2130706433 017700000001 0x7f000001 0x7f.1 \
+	    0177.0.0.1 127.0.0.1. '[::1]' '[::ffff:127.0.0.1]' \
+	    '[fe80::1%25lo]' '::1' 1.2.3.4.5; do
+		script="$script $CLIENT status 'CONNECT $h:$HP HTTP/1.1';"
+		script="$script $CLIENT status 'GET http://$h:$HP/ HTTP/1.1';"
+	done
+	px "$1" "$script"
+	[ "$(kv exit_code)" = 0 ]
+	out=$(decoded stdout)
+	[ "$(printf '%s' "$out" | grep -c '^HTTP/1.1 403 ')" -eq 26 ] || {
+		printf '%s\n' "$out" >&2
+		return 1
+	}
+	[[ ",$(kv blocked_hosts)," == *,2130706433,* ]]
+	[[ ",$(kv blocked_hosts)," == *",[::1],"* ]]
+}
+
+t_private() {
+	local ex=$1
+	[ "$ex" = bwrap ] && require_bwrap
+	[ "$ex" = bwrap ] && set -- --backend bwrap || set -- --sandbox host
+	run --separate-stderr "$SBX" "$@" --allow-host "localhost:$HP" -- \
+	    sh -c 'curl -sS --noproxy "" http://localhost:'"$HP"'/; curl -sS --noproxy "" -p http://localhost:'"$HP"'/ 2>&1; :' 3>&-
+	[ "$(kv exit_code)" = 0 ]
+	out=$(decoded stdout)
+	[[ "$out" == *"localhost: resolves to "*"private or reserved address"* ]] || { echo "$output" >&2; return 1; }
+	[[ "$out" == *"response 403"* ]]
+	[[ "$out" != *"hello proxy"* ]]
+	[ "$(kv blocked_hosts)" = localhost ]
+}
+
+t_port() {
+	px "$1" 'curl -sS --noproxy "" http://localhost:1/; curl -sS --noproxy "" -p http://localhost/ 2>&1'
+	out=$(decoded stdout)
+	[[ "$out" == *"localhost: port 1 is refused"* ]]
+	[[ "$out" == *"response 403"* ]]
+	[[ ",$(kv blocked_hosts)," == *,localhost:1,* ]]
+	[[ ",$(kv blocked_hosts)," == *,localhost:80,* ]]
+}
+
+t_bad_requests() {
+	px "$1" "$CLIENT status 'GET / HTTP/1.1';
+	    $CLIENT status 'GET https://localhost:$HP/ HTTP/1.1';
+	    $CLIENT status 'GET http://user@localhost:$HP/ HTTP/1.1';
+	    $CLIENT status 'CONNECT localhost HTTP/1.1';
+	    $CLIENT raw 1603010200;
+	    $CLIENT status 'POST http://localhost:$HP/ HTTP/1.1' 'Transfer-Encoding: chunked';
+	    $CLIENT status 'POST http://localhost:$HP/ HTTP/1.1' 'Content-Length: 1' 'Content-Length: 2';
+	    $CLIENT status 'GET http://localhost:$HP/ HTTP/1.1' ' folded';
+	    curl -sS --noproxy '' http://localhost:$HP/index.html"
+	[ "$(kv exit_code)" = 0 ]
+	out=$(decoded stdout)
+	[ "$(printf '%s\n' "$out" | grep -c '^HTTP/1.1 400 ')" -eq 7 ] || {
+		printf '%s\n' "$out" >&2
+		return 1
+	}
+	[ "$(printf '%s\n' "$out" | grep -c '^HTTP/1.1 411 ')" -eq 1 ]
+	[[ "$out" == *"hello proxy" ]]
+	! kv_has blocked_hosts
+}
+
+t_header_bomb() {
+	px "$1" "$CLIENT bomb localhost:$HP; curl -sS --noproxy '' http://localhost:$HP/index.html"
+	[ "$(kv exit_code)" = 0 ]
+	out=$(decoded stdout)
+	[[ "$out" == "HTTP/1.1 431 "*"hello proxy" ]]
+}
+
+t_idle() {
+	px "$1" "$CLIENT idle 300 localhost:$HP"
+	[ "$(kv exit_code)" = 0 ]
+	[[ "$(decoded stdout)" == *"hello proxy"* ]]
+}
+
+t_half_close() {
+	px "$1" "$CLIENT halfclose localhost:$EP"
+	[ "$(kv exit_code)" = 0 ]
+	[ "$(kv stdout)" = 'echoed 300000 bytes after half-close\n' ]
+}
+
+t_large() {
+	[ -x /usr/bin/time ] || sbx_skip "/usr/bin/time is not installed"
+	local ex=$1 rss
+	[ "$ex" = bwrap ] && require_bwrap
+	[ "$ex" = bwrap ] && set -- --backend bwrap || set -- --sandbox host
+	run --separate-stderr /usr/bin/time -f 'maxrss=%M' "$SBX" -t 120 "$@" \
+	    --allow-private --allow-host "localhost:$HP" -- \
+	    sh -c 'curl -sS --noproxy "" -o /dev/null -w "%{size_download}\n" http://localhost:'"$HP"'/big;
+	        curl -sS --noproxy "" -p -o /dev/null -w "%{size_download}\n" http://localhost:'"$HP"'/big' 3>&-
+	[ "$(kv exit_code)" = 0 ]
+	[ "$(kv stdout)" = '268435456\n268435456\n' ]
+	rss=$(printf '%s\n' "$stderr" | sed -n 's/^maxrss=//p')
+	# Two 64 KiB rings per connection; the whole of sbx stays far below this.
+	[ "$rss" -lt 65536 ] || {
+		echo "peak RSS ${rss} KiB" >&2
+		return 1
+	}
+}
+
+@test "host: plain HTTP to an allowed host" {
+	t_plain host
+}
+
+@test "host: CONNECT to an allowed host" {
+	t_connect host
+}
+
+@test "host: a host not on the list gets 403 and is reported" {
+	t_not_listed host
+}
+
+@test "host: IP literals are refused in every spelling" {
+	t_ip_literals host
+}
+
+@test "host: private addresses are refused without --allow-private" {
+	t_private host
+}
+
+@test "host: a port not allowed is refused" {
+	t_port host
+}
+
+@test "host: bad requests get an error and the proxy keeps serving" {
+	t_bad_requests host
+}
+
+@test "host: a 1 MB header bomb gets 431 and the proxy keeps serving" {
+	t_header_bomb host
+}
+
+@test "host: 300 idle connections and the proxy still serves" {
+	t_idle host
+}
+
+@test "host: half-close travels through a tunnel" {
+	t_half_close host
+}
+
+@test "host: a large transfer is whole, with bounded memory" {
+	t_large host
+}
+
+@test "bwrap: plain HTTP to an allowed host" {
+	t_plain bwrap
+}
+
+@test "bwrap: CONNECT to an allowed host" {
+	t_connect bwrap
+}
+
+@test "bwrap: a host not on the list gets 403 and is reported" {
+	t_not_listed bwrap
+}
+
+@test "bwrap: IP literals are refused in every spelling" {
+	t_ip_literals bwrap
+}
+
+@test "bwrap: private addresses are refused without --allow-private" {
+	t_private bwrap
+}
+
+@test "bwrap: a port not allowed is refused" {
+	t_port bwrap
+}
+
+@test "bwrap: bad requests get an error and the proxy keeps serving" {
+	t_bad_requests bwrap
+}
+
+@test "bwrap: a 1 MB header bomb gets 431 and the proxy keeps serving" {
+	t_header_bomb bwrap
+}
+
+@test "bwrap: 300 idle connections and the proxy still serves" {
+	t_idle bwrap
+}
+
+@test "bwrap: half-close travels through a tunnel" {
+	t_half_close bwrap
+}
+
+@test "bwrap: a large transfer is whole, with bounded memory" {
+	t_large bwrap
+}
+
+@test "bwrap: a direct connection that bypasses the proxy fails" {
+	px bwrap "curl -sS --noproxy '*' -m 5 -o /dev/null http://localhost:$HP/index.html 2>/dev/null; echo curl=\$?; $CLIENT direct $HP"
+	[ "$(kv exit_code)" = 0 ]
+	out=$(decoded stdout)
+	[[ "$out" == curl=7$'\n'* ]]
+	[[ "$out" == *"direct: refused"* ]]
+}
