@@ -134,6 +134,13 @@ bwrap_build(const struct sbx_opts *o, const struct policy *p,
 	/* After the rules: even a rule on / or /dev cannot replace these. */
 	push2(&l->args, "--dev", "/dev");
 	push2(&l->args, "--proc", "/proc");
+	/*
+	 * sysctl and /proc/sysrq-trigger check the uid, not a capability:
+	 * run by root, the sandbox's uid 0 is the host's uid 0 and could set
+	 * kernel.core_pattern. bwrap's own cover of /proc/sys is skipped in a
+	 * user namespace, so the whole new /proc is made read-only.
+	 */
+	push2(&l->args, "--remount-ro", "/proc");
 	snprintf(fd, sizeof(fd), "%d", FD_SECCOMP);
 	push2(&l->args, "--seccomp", fd);
 	push2(&l->args, "--chdir", o->root);
