@@ -589,6 +589,35 @@ after_cmd(struct loop *lp, int64_t now)
 		lp->drain_at = now + DRAIN_MS;
 }
 
+/*
+ * As a subreaper sbx inherits every orphan of the command; reap them all
+ * before returning, or they stay zombies of a pid 1 that may never reap
+ * them (containers, microVMs), looking alive to kill -0. Bounded: 2 s.
+ */
+static void
+reap_all(struct loop *lp)
+{
+	int64_t until = now_ms() + 2000;
+	pid_t p;
+	int st;
+
+	while (now_ms() < until) {
+		p = waitpid(-1, &st, WNOHANG);
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p < 0)
+			return;		/* ECHILD: none left */
+		if (p == lp->pid && !lp->reaped) {
+			lp->reaped = 1;
+			lp->wstatus = st;
+		}
+		if (p == 0) {
+			proc_kill_tree(SIGKILL, 0);
+			usleep(1000);
+		}
+	}
+}
+
 static int
 finished(const struct loop *lp)
 {
@@ -714,6 +743,7 @@ proc_run(struct run *r, struct sbx_err *e)
 		lp.timeout_at = lp.start + r->o->timeout_ms;
 	while (!finished(&lp))
 		loop_once(&lp);
+	reap_all(&lp);
 	fill_result(&lp);
 	if (!r->res->started && !r->res->timed_out && !r->res->aborted)
 		return start_error(&lp, e);
