@@ -89,17 +89,20 @@ add_rule(struct launch *l, const struct rule *r)
 		    r->path, r->path);
 		break;
 	case RULE_READONLY:
-		if (r->type != PATH_MISSING) {
+		if (r->create == PATH_MISSING) {
 			push3(v, "--ro-bind", r->path, r->path);
 			break;
 		}
-		/* bwrap makes the mount point on the host: a placeholder
-		 * that keeps the path from being created inside. */
+		/* A placeholder: bwrap makes the mount point on the host if
+		 * missing, which keeps the path from being created inside.
+		 * Also used for an existing empty one, which may be another
+		 * run's placeholder and vanish before bwrap binds it. */
 		if (r->create == PATH_DIR)
 			empty_dir(v, r->path);
 		else
 			null_file(v, r->path);
-		strv_push(&l->placeholders, r->path);
+		if (r->type == PATH_MISSING)
+			strv_push(&l->placeholders, r->path);
 		break;
 	case RULE_DENY_READ:
 		if (r->type == PATH_DIR)

@@ -67,6 +67,28 @@ type_of(const char *path)
 	return PATH_OTHER;
 }
 
+/* An empty folder or an empty regular file. */
+static int
+is_empty(const char *path)
+{
+	struct dirent *de;
+	struct stat st;
+	int n = 0;
+	DIR *d;
+
+	if (stat(path, &st) == -1)
+		return 0;
+	if (S_ISREG(st.st_mode))
+		return st.st_size == 0;
+	if (!S_ISDIR(st.st_mode) || (d = opendir(path)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	return n == 0;
+}
+
 static int
 plist_has(const struct plist *l, const char *path)
 {
@@ -179,9 +201,14 @@ protect(struct plist *l, const struct strv *w, const char *path,
 	struct stat st;
 
 	if (realpath(path, real) != NULL) {
+		/* An empty one may be another sbx run's placeholder, removed
+		 * while this run starts: hold it the same way, so the launch
+		 * works whether or not it is still there. */
+		if (create != PATH_MISSING && !is_empty(real))
+			create = PATH_MISSING;
 		if (writable_holder(w, real) && !plist_has(l, real))
 			plist_add(l, RULE_READONLY, real, type_of(real), 1,
-			    PATH_MISSING);
+			    create);
 		return;
 	}
 	if (errno != ENOENT || create == PATH_MISSING ||

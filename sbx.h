@@ -102,8 +102,8 @@ struct rule {
 	char		*path;		/* absolute, resolved */
 	enum path_type	 type;
 	int		 implicit;	/* from the default protected list */
-	enum path_type	 create;	/* PATH_MISSING rule: the placeholder
-					   to create, PATH_DIR or PATH_FILE */
+	enum path_type	 create;	/* PATH_DIR or PATH_FILE: held as an
+					   empty placeholder, made if missing */
 };
 
 struct policy {
