@@ -344,14 +344,16 @@ parse_opt(int c, const char *arg, struct raw *raw)
 }
 
 static void
-bad_option(int c, char **argv)
+bad_option(int c, int argc, char **argv)
 {
-	const char *word = argv[optind - 1];
+	/* After a short option at the very end, optind may be past argc. */
+	const char *word = optind - 1 < argc ? argv[optind - 1] : "";
 
+	if (optopt > 0 && optopt < 256 && strncmp(word, "--", 2) != 0)
+		usage_err("-%c: %s", optopt, c == ':' ? "missing argument" :
+		    "unknown option");
 	if (c == ':')
 		usage_err("%s: missing argument", shown(word));
-	if (optopt && optopt < 256 && strncmp(word, "--", 2) != 0)
-		usage_err("-%c: unknown option", optopt);
 	usage_err("%s: unknown option", shown(word));
 }
 
@@ -406,7 +408,7 @@ parse_args(int argc, char **argv, struct raw *raw)
 	while ((c = getopt_long(argc, argv, "+:C:w:e:t:k:m:c:hV", longopts,
 	    NULL)) != -1) {
 		if (c == '?' || c == ':')
-			bad_option(c, argv);
+			bad_option(c, argc, argv);
 		parse_opt(c, optarg, raw);
 	}
 	check_conflicts(raw);

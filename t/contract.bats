@@ -177,8 +177,8 @@ alive() {
 	# shellcheck disable=SC2086
 	"$SBX" $SBX_EXEC -C "$ws" -- sh -c "$(esc e1) & echo up > up; wait" >"$out" 3>&- &
 	pid=$!
-	for _ in $(seq 100); do [ -e "$ws/up" ] && break; sleep 0.05; done
-	[ -e "$ws/up" ]
+	for _ in $(seq 100); do [ -e "$ws/up" ] && [ -e "$ws/e1" ] && break; sleep 0.05; done
+	[ -e "$ws/up" ] && [ -e "$ws/e1" ]
 	kill -TERM "$pid"
 	rc=0; wait "$pid" || rc=$?
 	[ "$rc" -eq 143 ]
