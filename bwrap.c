@@ -7,7 +7,8 @@
  * writable folder and proves it works here with one real run, cached for
  * the process. Invariants: every path handed to bwrap is absolute, so none
  * can be read as an option; the sandbox always gets its own user, pid, ipc,
- * uts and (unless --net) network namespaces, a new session, no capabilities,
+ * uts and (unless --net) network namespaces, a new session, no capabilities
+ * once the shim has run (see shim.c for root), the seccomp filter,
  * and its own /dev and /proc mounted after the policy so no rule can hide
  * them.
  */
@@ -31,13 +32,11 @@
  * Namespaces and privileges, the same for every run. --unshare-user also
  * when root: the command's capabilities then exist only in its own user
  * namespace, and the mounts made for it are locked there, so it cannot
- * unmount a read-only bind to uncover what lies below. --disable-userns
- * stops a nested user namespace from regaining capabilities for mount(2).
- * --new-session leaves no controlling terminal, so TIOCSTI cannot push
+ * unmount a read-only bind to uncover what lies below. --new-session leaves no controlling terminal, so TIOCSTI cannot push
  * input into the user's shell (CVE-2017-5226).
  */
 static const char *const base_opts[] = {
-	"--unshare-user", "--disable-userns", "--unshare-pid",
+	"--unshare-user", "--unshare-pid",
 	"--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 	"--die-with-parent", "--new-session", "--cap-drop", "ALL",
 	"--ro-bind", "/", "/", NULL
@@ -120,6 +119,7 @@ bwrap_build(const struct sbx_opts *o, const struct policy *p,
 	char fd[16];
 	size_t i;
 	char **c;
+	int root = geteuid() == 0;
 
 	if (bwrap == NULL || bwrap[0] != '/')
 		return sbx_errf(e, ERR_INTERNAL, "bwrap: no absolute path");
@@ -130,6 +130,24 @@ bwrap_build(const struct sbx_opts *o, const struct policy *p,
 	l->shim = 1;
 	for (i = 0; base_opts[i]; i++)
 		strv_push(&l->args, base_opts[i]);
+	/*
+	 * Run by root, the sandbox's uid 0 owns the host's device nodes that
+	 * --dev binds in. The shim needs CAP_SYS_ADMIN to remount them
+	 * read-only and CAP_SETPCAP to then drop every capability for good;
+	 * nothing of the command's runs before it has.
+	 */
+	if (root) {
+		push2(&l->args, "--cap-add", "CAP_SYS_ADMIN");
+		push2(&l->args, "--cap-add", "CAP_SETPCAP");
+	} else {
+		/*
+		 * A nested user namespace could regain capabilities for
+		 * mount(2). The filter refuses them in any case; unprivileged,
+		 * bwrap can say so too. As root it would nest the shim in a
+		 * namespace that does not own the mounts it must remount.
+		 */
+		strv_push(&l->args, "--disable-userns");
+	}
 	if (o->net != NET_ALL)
 		strv_push(&l->args, "--unshare-net");
 	for (i = 0; i < p->n; i++)
@@ -144,8 +162,6 @@ bwrap_build(const struct sbx_opts *o, const struct policy *p,
 	 * user namespace, so the whole new /proc is made read-only.
 	 */
 	push2(&l->args, "--remount-ro", "/proc");
-	snprintf(fd, sizeof(fd), "%d", FD_SECCOMP);
-	push2(&l->args, "--seccomp", fd);
 	push2(&l->args, "--chdir", o->root);
 
 	strv_push(&l->argv, bwrap);
@@ -153,6 +169,10 @@ bwrap_build(const struct sbx_opts *o, const struct policy *p,
 	push2(&l->argv, "--args", fd);
 	strv_push(&l->argv, "--");
 	push2(&l->argv, o->self, SHIM_ARG);
+	/* The shim installs the filter (FD_SECCOMP); as root, after --ro-dev. */
+	if (root)
+		strv_push(&l->argv, "--ro-dev");
+	strv_push(&l->argv, "--seccomp");
 	if (o->net == NET_PROXY)
 		strv_push(&l->argv, "--bridge");
 	strv_push(&l->argv, "--");

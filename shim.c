@@ -2,7 +2,7 @@
  * shim.c: sbx's own binary in a hidden mode, run by bwrap inside the
  * sandbox as the command's parent:
  *
- *	sbx --sbx-internal-shim [--bridge] -- COMMAND [ARG]...
+ *	sbx --sbx-internal-shim [--ro-dev] [--seccomp] [--bridge] -- CMD...
  *
  * bwrap reports a command that was not found as its own exit status 1 and a
  * signal as 128+N, so sbx could not tell "never started" from "ran and
@@ -12,7 +12,16 @@
  * 127.0.0.1:BRIDGE_PORT in the sandbox's network namespace and forks the
  * bridge that hands each connection to sbx's proxy over FD_BRIDGE, so the
  * port is open before the command runs. FD_STATUS and FD_BRIDGE are made
- * close-on-exec at once: the command inherits neither. The shim ignores
+ * close-on-exec at once: the command inherits neither.
+ *
+ * The shim, not bwrap, installs the seccomp filter (--seccomp: from
+ * FD_SECCOMP), so that first, run by root (--ro-dev), it can use the two
+ * capabilities bwrap left it: bwrap binds the host's /dev/null, /dev/tty,
+ * ... writable, and the sandbox's uid 0, being the host's, could chmod or
+ * chown those host nodes. They are remounted read-only (device access
+ * kept), then every capability goes for good (bounding set, securebits
+ * locked) before the filter and the command. Any failure here is reported
+ * as 'L' and nothing runs. The shim ignores
  * SIGTERM, SIGINT and SIGHUP so that it outlives the command to report it;
  * sbx's SIGKILL ends it.
  */
@@ -28,7 +37,9 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #ifdef __linux__
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #endif
 
 #include "sbx.h"
@@ -41,6 +52,82 @@ send_status(char kind, int v)
 	m[0] = kind;
 	memcpy(m + 1, &v, 4);
 	(void)!write(FD_STATUS, m, sizeof(m));
+}
+
+#ifdef __linux__
+/* What bwrap's --dev binds from the host. */
+static const char *const host_devices[] = {
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+	"/dev/tty", NULL
+};
+
+static int
+devices_readonly(void)
+{
+	size_t i;
+
+	for (i = 0; host_devices[i]; i++)
+		if (mount(NULL, host_devices[i], NULL, MS_REMOUNT | MS_BIND |
+		    MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL) < 0 &&
+		    errno != ENOENT)
+			return -1;
+	return 0;
+}
+
+/* Every capability, for good: bounding set, ambient, securebits, sets. */
+static int
+drop_capabilities(void)
+{
+	struct { uint32_t version; int pid; } hdr = { 0x20080522, 0 };
+	struct { uint32_t eff, perm, inh; } data[2];
+	int cap;
+
+	for (cap = 0; cap < 64; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+			return -1;
+	/* NOROOT, NO_SETUID_FIXUP, KEEP_CAPS, NO_CAP_AMBIENT_RAISE: locked. */
+	if (prctl(PR_SET_SECUREBITS, 0xef, 0, 0, 0) < 0 ||
+	    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		return -1;
+	memset(data, 0, sizeof(data));
+	return (int)syscall(SYS_capset, &hdr, data);
+}
+
+static int
+load_seccomp(void)
+{
+	unsigned char buf[65536];
+	size_t n = 0;
+	ssize_t r;
+
+	while (n < sizeof(buf) &&
+	    ((r = read(FD_SECCOMP, buf + n, sizeof(buf) - n)) > 0 ||
+	    (r < 0 && errno == EINTR)))
+		if (r > 0)
+			n += (size_t)r;
+	close(FD_SECCOMP);
+	if (n == 0 || n == sizeof(buf)) {
+		errno = EINVAL;
+		return -1;
+	}
+	return seccomp_install(buf, n);
+}
+#endif
+
+/* Before anything of the command's: devices, capabilities, filter. */
+static int
+confine(int ro_dev, int seccomp)
+{
+#ifdef __linux__
+	if (ro_dev && (devices_readonly() < 0 || drop_capabilities() < 0))
+		return -1;
+	if (seccomp && load_seccomp() < 0)
+		return -1;
+#else
+	(void)ro_dev;
+	(void)seccomp;
+#endif
+	return 0;
 }
 
 static int
@@ -106,17 +193,28 @@ run_command(char **cmd)
 int
 shim_main(int argc, char **argv)
 {
-	int i = 2, bridge = 0, st;
+	int i, bridge = 0, ro_dev = 0, seccomp = 0, st;
 	pid_t pid, w;
 
 	set_cloexec(FD_STATUS);
-	if (i < argc && strcmp(argv[i], "--bridge") == 0) {
-		bridge = 1;
-		set_cloexec(FD_BRIDGE);
-		i++;
+	for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--bridge") == 0)
+			bridge = 1;
+		else if (strcmp(argv[i], "--ro-dev") == 0)
+			ro_dev = 1;
+		else if (strcmp(argv[i], "--seccomp") == 0)
+			seccomp = 1;
+		else
+			return EXIT_SBX;
 	}
-	if (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc)
+	if (i + 1 >= argc)
 		return EXIT_SBX;
+	if (bridge)
+		set_cloexec(FD_BRIDGE);
+	if (confine(ro_dev, seccomp) < 0) {
+		send_status('L', errno);
+		return EXIT_SBX;
+	}
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);

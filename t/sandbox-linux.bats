@@ -532,6 +532,21 @@ wait_for() {
 	[ ! -e "$ws/node" ]
 }
 
+@test "devices: the host's device nodes cannot be changed, also by root" {
+	before=$(stat -c '%a %u %g %Y' /dev/null /dev/zero /dev/full /dev/urandom)
+	run --separate-stderr bw -C "$ws" -- sh -c '
+		echo x > /dev/null || exit 10
+		[ "$(head -c 3 /dev/zero | od -An -tx1 | tr -d " ")" = 000000 ] || exit 11
+		for d in /dev/null /dev/zero /dev/full /dev/urandom; do
+			chmod 600 "$d" 2>/dev/null && exit 12
+			chown 1:1 "$d" 2>/dev/null && exit 13
+			touch -d 2001-01-01 "$d" 2>/dev/null && exit 14
+		done
+		exit 0'
+	[ "$status" -eq 0 ]
+	[ "$(stat -c '%a %u %g %Y' /dev/null /dev/zero /dev/full /dev/urandom)" = "$before" ]
+}
+
 @test "descriptors: only stdin, stdout and stderr reach the command" {
 	run --separate-stderr bw -C "$ws" -- sh -c 'ls /proc/self/fd' 7>/dev/null
 	[ "$status" -eq 0 ]
@@ -640,7 +655,15 @@ wait_for() {
 	[[ "$output" == *bwrap* ]]
 	[[ "$output" == *"--unshare-net"* ]]
 	[[ "$output" == *"--ro-bind / /"* ]]
-	[[ "$output" == *"--disable-userns"* ]]
+	if is_root; then
+		# root: the shim remounts the host devices, then drops all
+		[[ "$output" == *"--cap-drop ALL "*"--cap-add CAP_SYS_ADMIN --cap-add CAP_SETPCAP"* ]]
+		[[ "$output" != *"--cap-add CAP_"[!S]* ]]
+		[[ "$output" == *"--sbx-internal-shim --ro-dev --seccomp"* ]]
+	else
+		[[ "$output" == *"--disable-userns"* ]]
+		[[ "$output" == *"--sbx-internal-shim --seccomp"* ]]
+	fi
 	[[ "$output" == *"'$ws/ran it'"* ]]
 	[ ! -e "$ws/ran it" ]
 }
