@@ -236,8 +236,8 @@ userns_fix(void)
 	    "try --backend landlock";
 }
 
-static const char *
-probe_fix(const char *line)
+const char *
+bwrap_fix(const char *line)
 {
 	if (strstr(line, "uid map") || strstr(line, "namespace") ||
 	    strstr(line, "Operation not permitted") ||
@@ -351,11 +351,11 @@ probe_run(const char *bwrap, struct sbx_err *e)
 		    WIFEXITED(status) ? WEXITSTATUS(status) :
 		    128 + WTERMSIG(status));
 	return sbx_errf(e, ERR_UNAVAILABLE, "bwrap: %s: %s", line,
-	    probe_fix(line));
+	    bwrap_fix(line));
 }
 
-static int
-probe_find(const struct sbx_opts *o, char **path, struct sbx_err *e)
+int
+bwrap_find(const struct sbx_opts *o, char **path, struct sbx_err *e)
 {
 	struct strv w = { NULL, 0, 0 };
 	char real[PATH_MAX];
@@ -397,7 +397,7 @@ bwrap_probe(const struct sbx_opts *o, char **path, struct sbx_err *e)
 	if (!done) {
 		done = 1;
 		memset(&saved, 0, sizeof(saved));
-		if (probe_find(o, &found, &saved) == 0 &&
+		if (bwrap_find(o, &found, &saved) == 0 &&
 		    probe_run(found, &saved) == 0)
 			ok = 1;
 	}

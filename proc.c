@@ -719,7 +719,8 @@ start_error(struct loop *lp, struct sbx_err *e)
 	if (lp->exec_errno)
 		return sbx_errf(e, ERR_NOT_EXECUTABLE, "%s: %s", name,
 		    strerror(lp->exec_errno));
-	return sbx_errf(e, ERR_SANDBOX, "%s: the sandbox failed to start",
+	/* The sandbox program ended before sbx's shim ran inside it. */
+	return sbx_errf(e, ERR_UNAVAILABLE, "%s: the sandbox failed to start",
 	    backend_name(lp->r->l->backend));
 }
 

@@ -117,6 +117,7 @@ shown(const char *s)
 }
 
 static struct sbx_opts opts;
+static enum backend asked;	/* --backend as given */
 static int result_fd = -1;
 
 /* The one place that reports an sbx failure; exits 125. */
@@ -498,7 +499,8 @@ select_backend(const struct policy *pol, char **bwrap, struct sbx_err *e)
 		return seatbelt_probe(e) == 0 ? BACKEND_SEATBELT : BACKEND_NONE;
 #if defined(__linux__)
 	if (want != BACKEND_LANDLOCK) {
-		if (bwrap_probe(&opts, bwrap, e) == 0)
+		/* The launch itself is the trial run: see run_and_report(). */
+		if (bwrap_find(&opts, bwrap, e) == 0)
 			return BACKEND_BWRAP;
 		if (want == BACKEND_BWRAP)
 			return BACKEND_NONE;
@@ -602,6 +604,7 @@ plan(struct policy *pol, struct launch *l)
 			e.kind = ERR_UNAVAILABLE;
 		fail(&e, 1);
 	}
+	asked = opts.backend;
 	opts.backend = b;
 	if (build(b, pol, bwrap, l, &e) < 0)
 		fail(&e, 1);
@@ -734,42 +737,111 @@ exit_status(const struct run *r, const struct sbx_err *e)
 	return res->exit_code;
 }
 
+/* One run of the launch; the proxy lives exactly as long as it. */
 static int
-run_and_report(const struct launch *l)
+attempt(const struct launch *l, struct run *r, struct exec_result *res,
+    struct sbx_err *e)
+{
+	int bridge = l->backend == BACKEND_BWRAP, rc;
+
+	memset(res, 0, sizeof(*res));
+	memset(r, 0, sizeof(*r));
+	memset(e, 0, sizeof(*e));
+	res->executor = l->backend;
+	res->isolated = l->backend != BACKEND_HOST;
+	if (!opts.passthrough) {
+		res->out = capture_new(opts.max_output);
+		res->err = capture_new(opts.max_output);
+	}
+	r->o = &opts;
+	r->l = l;
+	r->res = res;
+	if (opts.net == NET_PROXY &&
+	    proxy_start(&opts, bridge, &r->proxy, e) < 0)
+		fail(e, 1);
+	if (r->proxy)
+		proxy_env(r->proxy, bridge, &opts.env);
+	rc = proc_run(r, e);
+	if (r->proxy) {
+		proxy_blocked(r->proxy, &res->blocked);
+		proxy_stop(r->proxy);
+	}
+	return rc;
+}
+
+/* bwrap ended before the shim ran: its first line of stderr says why. */
+static void
+launch_failed(const struct exec_result *res, struct sbx_err *e)
+{
+	const char *head, *tail;
+	size_t headlen, taillen, n;
+	uint64_t cut;
+	char line[300];
+	const char *msg;
+
+	line[0] = '\0';
+	if (res->err) {
+		capture_parts(res->err, &head, &headlen, &tail, &taillen, &cut);
+		n = strcspn(head, "\n");
+		n = n < headlen ? n : headlen;
+		n = n < sizeof(line) - 1 ? n : sizeof(line) - 1;
+		memcpy(line, head, n);
+		line[n] = '\0';
+	}
+	msg = line;
+	if (strncmp(msg, "bwrap: ", 7) == 0)
+		msg += 7;
+	if (*msg == '\0')
+		msg = "it ended before the command ran";
+	sbx_errf(e, ERR_UNAVAILABLE, "bwrap: %s: %s", shown(msg),
+	    bwrap_fix(msg));
+}
+
+/*
+ * Nothing of the command's ran: the default selection moves on to the
+ * next backend; --sandbox auto falls back to no sandbox, saying so.
+ */
+static int
+fallback(const struct policy *pol, struct launch *l, struct sbx_err *e)
+{
+	struct sbx_err e2;
+
+	memset(l, 0, sizeof(*l));
+	if (asked == BACKEND_NONE && landlock_probe(&opts, pol, &e2) == 0 &&
+	    build(BACKEND_LANDLOCK, pol, NULL, l, &e2) == 0)
+		return 0;
+	if (opts.mode != SANDBOX_AUTO)
+		return -1;
+	fprintf(stderr, "sbx: warning: running unconfined: %s\n", e->msg);
+	host_launch(l);
+	return 0;
+}
+
+static int
+run_and_report(const struct policy *pol, struct launch *l)
 {
 	struct exec_result res;
 	struct run r;
 	struct sbx_err e;
 	int rc;
 
-	memset(&res, 0, sizeof(res));
-	memset(&r, 0, sizeof(r));
-	memset(&e, 0, sizeof(e));
-	res.executor = l->backend;
-	res.isolated = l->backend != BACKEND_HOST;
-	if (!opts.passthrough) {
-		res.out = capture_new(opts.max_output);
-		res.err = capture_new(opts.max_output);
-	}
-	r.o = &opts;
-	r.l = l;
-	r.res = &res;
-	if (opts.net == NET_PROXY &&
-	    proxy_start(&opts, l->backend == BACKEND_BWRAP, &r.proxy, &e) < 0)
-		fail(&e, 1);
-	if (r.proxy)
-		proxy_env(r.proxy, l->backend == BACKEND_BWRAP, &opts.env);
-	if (proc_run(&r, &e) < 0) {
+	while (attempt(l, &r, &res, &e) < 0) {
+		opts.backend = l->backend;	/* for a failure's result */
+		if (e.kind == ERR_UNAVAILABLE && l->backend == BACKEND_BWRAP &&
+		    !res.timed_out && !res.aborted) {
+			launch_failed(&res, &e);
+			capture_free(res.out);
+			capture_free(res.err);
+			if (fallback(pol, l, &e) == 0)
+				continue;
+		}
 		if (e.kind == ERR_SPAWN || e.kind == ERR_SANDBOX ||
-		    e.kind == ERR_INTERNAL)
+		    e.kind == ERR_INTERNAL || e.kind == ERR_UNAVAILABLE)
 			fail(&e, 1);
 		fprintf(stderr, "sbx: %s\n", e.msg);
 		res.error = e.kind;
 		res.error_message = e.msg;
-	}
-	if (r.proxy) {
-		proxy_blocked(r.proxy, &res.blocked);
-		proxy_stop(r.proxy);
+		break;
 	}
 	remove_placeholders(l);
 	rc = exit_status(&r, &e);
@@ -818,5 +890,5 @@ main(int argc, char **argv)
 		dry_run(&l);
 		return 0;
 	}
-	return run_and_report(&l);
+	return run_and_report(&pol, &l);
 }

@@ -190,6 +190,8 @@ void	 policy_free(struct policy *);
 int	 bwrap_build(const struct sbx_opts *, const struct policy *,
 	    const char *, struct launch *, struct sbx_err *);
 int	 bwrap_probe(const struct sbx_opts *, char **, struct sbx_err *);
+int	 bwrap_find(const struct sbx_opts *, char **, struct sbx_err *);
+const char *bwrap_fix(const char *);
 
 /* seccomp.c */
 int	 seccomp_build(const struct sbx_opts *, int, unsigned char **,

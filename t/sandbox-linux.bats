@@ -649,6 +649,28 @@ wait_for() {
 	[ ! -e "$ws/ran" ]
 }
 
+@test "selection: when bwrap fails at launch, the default moves on to landlock; auto says it runs unconfined" {
+	require_landlock
+	mkdir -p "$out/fakebin"
+	printf '#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n' \
+	    >"$out/fakebin/bwrap"
+	chmod +x "$out/fakebin/bwrap"
+	# The launch is the trial run: nothing of the command's ran in it.
+	PATH="$out/fakebin:$PATH" run --separate-stderr "$SBX" -C "$ws" -- sh -c 'echo x >> ran'
+	[ "$status" -eq 0 ]
+	[ "$(kv executor)" = landlock ]
+	[ "$(kv isolation)" = os ]
+	[ "$(cat "$ws/ran")" = x ]
+	[ "$(kv stderr)" = "" ]
+	rm -f "$ws/ran"
+	PATH="$out/fakebin:$PATH" run --separate-stderr "$SBX" --sandbox auto --backend bwrap -C "$ws" -- sh -c 'echo x >> ran'
+	[ "$status" -eq 0 ]
+	[ "$(kv executor)" = host ]
+	[ "$(kv isolation)" = none ]
+	[[ "$stderr" =~ ^sbx:\ warning:\ running\ unconfined:\ bwrap:\ .*uid\ map ]]
+	[ "$(cat "$ws/ran")" = x ]
+}
+
 @test "dry-run: prints the bwrap line, shell-quoted, and runs nothing" {
 	run --separate-stderr "$SBX" --backend bwrap --dry-run -C "$ws" -- touch "$ws/ran it"
 	[ "$status" -eq 0 ]
