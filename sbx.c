@@ -589,7 +589,8 @@ plan(struct policy *pol, struct launch *l)
 	enum backend b;
 
 	memset(&e, 0, sizeof(e));
-	if (policy_compile(&opts, pol, &e) < 0)
+	/* No sandbox, no file-system policy to compile. */
+	if (opts.mode != SANDBOX_HOST && policy_compile(&opts, pol, &e) < 0)
 		fail(&e, 1);
 	if (opts.dry_run && opts.backend != BACKEND_NONE)
 		b = dry_backend(&bwrap);
