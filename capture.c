@@ -24,7 +24,6 @@ struct capture {
 	size_t	 taillen;	/* bytes held in the ring */
 	size_t	 tailalloc;	/* bytes of the ring allocated so far */
 	uint64_t total;
-	char	*joined;	/* the tail in order, made by capture_parts */
 };
 
 struct capture *
@@ -107,29 +106,30 @@ capture_truncated(const struct capture *c)
 	return c->total > c->cap;
 }
 
+/*
+ * The kept bytes in order, without a copy: the head, then the tail in up
+ * to two pieces (the ring may have wrapped). cut counts the bytes between.
+ */
 void
-capture_parts(const struct capture *cc, const char **head, size_t *headlen,
-    const char **tail, size_t *taillen, uint64_t *cut)
+capture_parts(const struct capture *c, const char *p[3], size_t n[3],
+    uint64_t *cut)
 {
-	struct capture *c = (struct capture *)cc;
 	size_t first;
 
-	*head = c->head ? c->head : "";
-	*headlen = c->headlen;
+	p[0] = c->head ? c->head : "";
+	n[0] = c->headlen;
 	*cut = c->total - c->headlen - c->taillen;
+	p[1] = p[2] = c->tail ? c->tail : "";
+	n[1] = n[2] = 0;
 	if (c->taillen < c->tailcap || c->tailpos == 0) {
-		*tail = c->tail ? c->tail : "";
-		*taillen = c->taillen;
+		n[1] = c->taillen;
 		return;
 	}
 	/* Wrapped: the oldest byte is at tailpos. */
-	free(c->joined);
-	c->joined = xmalloc(c->taillen);
 	first = c->tailcap - c->tailpos;
-	memcpy(c->joined, c->tail + c->tailpos, first);
-	memcpy(c->joined + first, c->tail, c->tailpos);
-	*tail = c->joined;
-	*taillen = c->taillen;
+	p[1] = c->tail + c->tailpos;
+	n[1] = first;
+	n[2] = c->tailpos;
 }
 
 void
@@ -139,6 +139,5 @@ capture_free(struct capture *c)
 		return;
 	free(c->head);
 	free(c->tail);
-	free(c->joined);
 	free(c);
 }

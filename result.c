@@ -3,8 +3,8 @@
  * each is one line of valid UTF-8 and byte-exact: \\ \n \t \r, and \xHH for
  * other control bytes, 0x7f and every byte outside valid UTF-8. JSON strings
  * are valid for any parser: control bytes as \u00XX, bytes outside valid
- * UTF-8 as U+FFFD (kv is the lossless format). Output goes through one
- * growable buffer and is written whole, retrying short writes.
+ * UTF-8 as U+FFFD (kv is the lossless format). Output streams through one
+ * fixed buffer, retrying short writes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,24 +16,59 @@
 
 #include "sbx.h"
 
+/*
+ * The result streams to its fd through one fixed buffer: memory stays that
+ * of the captures whatever the escaping makes of them (a control byte
+ * becomes four). A write error is remembered and reported at the end.
+ */
 struct buf {
-	char	*p;
+	int	 fd;
+	int	 failed;
+	int	 fields;	/* written so far, for JSON's commas */
 	size_t	 n;
-	size_t	 cap;
+	char	 p[65536];
 };
+
+static int
+write_all(int fd, const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (n > 0) {
+		w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void
+flush(struct buf *b)
+{
+	if (b->n > 0 && !b->failed && write_all(b->fd, b->p, b->n) < 0)
+		b->failed = 1;
+	b->n = 0;
+}
 
 static void
 put(struct buf *b, const char *s, size_t n)
 {
-	if (n == 0)
-		return;
-	if (b->n + n > b->cap) {
-		while (b->n + n > b->cap)
-			b->cap = b->cap ? b->cap * 2 : 4096;
-		b->p = xrealloc(b->p, b->cap);
+	size_t k;
+
+	while (n > 0) {
+		k = sizeof(b->p) - b->n;
+		k = k < n ? k : n;
+		memcpy(b->p + b->n, s, k);
+		b->n += k;
+		s += k;
+		n -= k;
+		if (b->n == sizeof(b->p))
+			flush(b);
 	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
 }
 
 static void
@@ -41,6 +76,12 @@ puts_(struct buf *b, const char *s)
 {
 	put(b, s, strlen(s));
 }
+
+/* One piece of a value; a value may come in several (head, marker, tail). */
+struct seg {
+	const char	*p;
+	size_t		 n;
+};
 
 /* Length of the valid UTF-8 sequence at p (1 to 4), or 0 when invalid. */
 static size_t
@@ -74,149 +115,180 @@ utf8_len(const unsigned char *p, size_t n)
 }
 
 /*
+ * A UTF-8 sequence cut by the end of a segment: the bytes from p on and
+ * the first ones of the segments after it, joined in tmp.
+ */
+static size_t
+gather(const struct seg *sg, size_t nseg, size_t at, unsigned char *tmp)
+{
+	size_t k = 0, i, j;
+
+	for (i = 0; i < nseg && k < 4; i++)
+		for (j = i == 0 ? at : 0; j < sg[i].n && k < 4; j++)
+			tmp[k++] = (unsigned char)sg[i].p[j];
+	return k;
+}
+
+/*
  * Escaped bytes gather in a small chunk that goes to the buffer in one
  * put(): an snprintf() and a memcpy() per byte made the worst case, 1 MiB
- * of control bytes, cost half a second on top of any run.
+ * of control bytes, cost half a second on top of any run. The segments are
+ * one run of bytes: a character split between two is kept whole.
  */
 static void
-escape(struct buf *b, const char *s, size_t n, int json)
+escape(struct buf *b, const struct seg *sg, size_t nseg, int json)
 {
 	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s;
+	unsigned char tmp[4];
 	char chunk[4096];
-	size_t i = 0, k = 0, len;
+	size_t s, i, k = 0, len, skip = 0;
 
-	while (i < n) {
-		unsigned char c = p[i];
+	for (s = 0; s < nseg; s++) {
+		const unsigned char *p = (const unsigned char *)sg[s].p;
+		size_t n = sg[s].n;
 
-		if (k > sizeof(chunk) - 8) {
-			put(b, chunk, k);
-			k = 0;
+		for (i = skip < n ? skip : n, skip -= i; i < n; ) {
+			unsigned char c = p[i];
+
+			if (k > sizeof(chunk) - 8) {
+				put(b, chunk, k);
+				k = 0;
+			}
+			if (c == '\\' || c == '\n' || c == '\t' || c == '\r' ||
+			    (json && c == '"')) {
+				chunk[k++] = '\\';
+				chunk[k++] = c == '\n' ? 'n' : c == '\t' ? 't' :
+				    c == '\r' ? 'r' : (char)c;
+			} else if (c < 0x20 || c == 0x7f) {
+				memcpy(chunk + k, json ? "\\u00" : "\\x",
+				    json ? 4 : 2);
+				k += json ? 4 : 2;
+				chunk[k++] = hex[c >> 4];
+				chunk[k++] = hex[c & 15];
+			} else if (c < 0x80) {
+				chunk[k++] = (char)c;
+			} else if ((len = utf8_len(p + i, n - i)) > 0) {
+				memcpy(chunk + k, p + i, len);
+				k += len;
+				i += len;
+				continue;
+			} else if (n - i < 4 && s + 1 < nseg &&
+			    (len = utf8_len(tmp, gather(sg + s, nseg - s, i,
+			    tmp))) > n - i) {
+				memcpy(chunk + k, tmp, len);
+				k += len;
+				skip = len - (n - i);
+				break;
+			} else if (json) {
+				memcpy(chunk + k, "\\ufffd", 6);
+				k += 6;
+			} else {
+				chunk[k++] = '\\';
+				chunk[k++] = 'x';
+				chunk[k++] = hex[c >> 4];
+				chunk[k++] = hex[c & 15];
+			}
+			i++;
 		}
-		if (c == '\\' || c == '\n' || c == '\t' || c == '\r' ||
-		    (json && c == '"')) {
-			chunk[k++] = '\\';
-			chunk[k++] = c == '\n' ? 'n' : c == '\t' ? 't' :
-			    c == '\r' ? 'r' : (char)c;
-		} else if (c < 0x20 || c == 0x7f) {
-			memcpy(chunk + k, json ? "\\u00" : "\\x", json ? 4 : 2);
-			k += json ? 4 : 2;
-			chunk[k++] = hex[c >> 4];
-			chunk[k++] = hex[c & 15];
-		} else if (c < 0x80) {
-			chunk[k++] = (char)c;
-		} else if ((len = utf8_len(p + i, n - i)) > 0) {
-			memcpy(chunk + k, s + i, len);
-			k += len;
-			i += len;
-			continue;
-		} else if (json) {
-			memcpy(chunk + k, "\\ufffd", 6);
-			k += 6;
-		} else {
-			chunk[k++] = '\\';
-			chunk[k++] = 'x';
-			chunk[k++] = hex[c >> 4];
-			chunk[k++] = hex[c & 15];
-		}
-		i++;
 	}
 	if (k > 0)
 		put(b, chunk, k);
 }
 
-/* A key and its string value; NULL is empty in kv and null in JSON. */
 static void
-field_str(struct buf *b, int json, const char *key, const char *v, size_t n)
+key(struct buf *b, int json, const char *k)
 {
 	if (json) {
-		puts_(b, b->n > 1 ? ",\"" : "\"");
-		puts_(b, key);
+		puts_(b, b->fields++ ? ",\"" : "\"");
+		puts_(b, k);
 		puts_(b, "\":");
-		if (v == NULL) {
-			puts_(b, "null");
-			return;
-		}
-		puts_(b, "\"");
-		escape(b, v, n, 1);
-		puts_(b, "\"");
+	} else {
+		puts_(b, k);
+		puts_(b, "=");
+	}
+}
+
+/* A key and its value in pieces; NULL is empty in kv and null in JSON. */
+static void
+field_segs(struct buf *b, int json, const char *k, const struct seg *sg,
+    size_t nseg)
+{
+	key(b, json, k);
+	if (json && sg == NULL) {
+		puts_(b, "null");
 		return;
 	}
-	puts_(b, key);
-	puts_(b, "=");
-	if (v)
-		escape(b, v, n, 0);
-	puts_(b, "\n");
+	if (json)
+		puts_(b, "\"");
+	if (sg)
+		escape(b, sg, nseg, json);
+	puts_(b, json ? "\"" : "\n");
 }
 
 static void
-field_cstr(struct buf *b, int json, const char *key, const char *v)
+field_cstr(struct buf *b, int json, const char *k, const char *v)
 {
-	field_str(b, json, key, v, v ? strlen(v) : 0);
+	struct seg sg;
+
+	sg.p = v;
+	sg.n = v ? strlen(v) : 0;
+	field_segs(b, json, k, v ? &sg : NULL, 1);
 }
 
 /* A number, or (has == 0) empty in kv and null in JSON. */
 static void
-field_num(struct buf *b, int json, const char *key, int has, int64_t v)
+field_num(struct buf *b, int json, const char *k, int has, int64_t v)
 {
 	char tmp[32];
 
 	if (!has) {
-		field_cstr(b, json, key, NULL);
+		field_cstr(b, json, k, NULL);
 		return;
 	}
 	snprintf(tmp, sizeof(tmp), "%" PRId64, v);
-	if (json) {
-		puts_(b, b->n > 1 ? ",\"" : "\"");
-		puts_(b, key);
-		puts_(b, "\":");
-		puts_(b, tmp);
-	} else {
-		puts_(b, key);
-		puts_(b, "=");
-		puts_(b, tmp);
+	key(b, json, k);
+	puts_(b, tmp);
+	if (!json)
 		puts_(b, "\n");
-	}
 }
 
 static void
-field_bool(struct buf *b, int json, const char *key, int v)
+field_bool(struct buf *b, int json, const char *k, int v)
 {
-	if (json) {
-		puts_(b, b->n > 1 ? ",\"" : "\"");
-		puts_(b, key);
-		puts_(b, v ? "\":true" : "\":false");
-	} else {
-		puts_(b, key);
-		puts_(b, v ? "=1\n" : "=0\n");
-	}
+	key(b, json, k);
+	if (json)
+		puts_(b, v ? "true" : "false");
+	else
+		puts_(b, v ? "1\n" : "0\n");
 }
 
 /* A stream: head, then the marker line and the tail when bytes were cut. */
 static void
-field_stream(struct buf *b, int json, const char *key,
+field_stream(struct buf *b, int json, const char *k,
     const struct capture *c)
 {
-	const char *head, *tail;
-	size_t headlen, taillen;
+	struct seg sg[4];
+	const char *p[3];
+	size_t n[3], i, nseg = 0;
 	uint64_t cut;
-	struct buf v = { NULL, 0, 0 };
 	char marker[64];
 
 	if (c == NULL) {
-		field_str(b, json, key, "", 0);
+		field_cstr(b, json, k, "");
 		return;
 	}
-	capture_parts(c, &head, &headlen, &tail, &taillen, &cut);
-	put(&v, head, headlen);
-	if (cut > 0) {
-		snprintf(marker, sizeof(marker), "\n[sbx: %" PRIu64
-		    " bytes cut]\n", cut);
-		puts_(&v, marker);
+	capture_parts(c, p, n, &cut);
+	for (i = 0; i < 3; i++) {
+		if (i == 1 && cut > 0) {
+			snprintf(marker, sizeof(marker), "\n[sbx: %" PRIu64
+			    " bytes cut]\n", cut);
+			sg[nseg].p = marker;
+			sg[nseg++].n = strlen(marker);
+		}
+		sg[nseg].p = p[i];
+		sg[nseg++].n = n[i];
 	}
-	put(&v, tail, taillen);
-	field_str(b, json, key, v.p ? v.p : "", v.n);
-	free(v.p);
+	field_segs(b, json, k, sg, nseg);
 }
 
 static void
@@ -234,31 +306,16 @@ field_streams(struct buf *b, int json, const struct exec_result *r)
 	field_stream(b, json, "stderr", r->err);
 }
 
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	ssize_t w;
-
-	while (n > 0) {
-		w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int
 result_write(int fd, const struct exec_result *r, int json)
 {
-	struct buf b = { NULL, 0, 0 };
+	static struct buf b;
 	char *hosts = NULL;
 	size_t i, n = 0;
-	int rc;
 
+	b.fd = fd;
+	b.failed = b.fields = 0;
+	b.n = 0;
 	if (json)
 		puts_(&b, "{");
 	field_cstr(&b, json, "executor", backend_name(r->executor));
@@ -287,7 +344,6 @@ result_write(int fd, const struct exec_result *r, int json)
 	}
 	if (json)
 		puts_(&b, "}\n");
-	rc = write_all(fd, b.p, b.n);
-	free(b.p);
-	return rc;
+	flush(&b);
+	return b.failed ? -1 : 0;
 }

@@ -774,19 +774,19 @@ attempt(const struct launch *l, struct run *r, struct exec_result *res,
 static void
 launch_failed(const struct exec_result *res, struct sbx_err *e)
 {
-	const char *head, *tail;
-	size_t headlen, taillen, n;
+	const char *p[3], *msg;
+	size_t len[3], n;
 	uint64_t cut;
 	char line[300];
-	const char *msg;
 
 	line[0] = '\0';
 	if (res->err) {
-		capture_parts(res->err, &head, &headlen, &tail, &taillen, &cut);
-		n = strcspn(head, "\n");
-		n = n < headlen ? n : headlen;
+		capture_parts(res->err, p, len, &cut);
+		n = memchr(p[0], '\n', len[0]) ?
+		    (size_t)((const char *)memchr(p[0], '\n', len[0]) - p[0]) :
+		    len[0];
 		n = n < sizeof(line) - 1 ? n : sizeof(line) - 1;
-		memcpy(line, head, n);
+		memcpy(line, p[0], n);
 		line[n] = '\0';
 	}
 	msg = line;

@@ -217,9 +217,8 @@ struct capture	*capture_new(size_t);
 void		 capture_add(struct capture *, const char *, size_t);
 uint64_t	 capture_total(const struct capture *);
 int		 capture_truncated(const struct capture *);
-/* The kept bytes: head, then (when truncated) the marker, then tail. */
-void		 capture_parts(const struct capture *, const char **, size_t *,
-		    const char **, size_t *, uint64_t *);
+void		 capture_parts(const struct capture *, const char *[3],
+		    size_t [3], uint64_t *);
 void		 capture_free(struct capture *);
 
 /* result.c */

@@ -376,3 +376,14 @@ assert r["stdout_truncated"] is True and r["stdout_bytes"] == 10000, r
 assert r["stdout"] == "a" * 50 + "\n[sbx: 9900 bytes cut]\n" + "a" * 50, r["stdout"]
 '
 }
+
+@test "capture: a character split between head and tail is kept whole below the cap" {
+	# -m 10 keeps a 5-byte head and a 5-byte tail; é and 😀 straddle them.
+	run "$SBX" --sandbox host -m 10 -- printf 'abcd\303\251'
+	[ "$(kv stdout)" = 'abcdé' ]
+	run "$SBX" --sandbox host -m 10 -- printf 'abcd\360\237\230\200z'
+	[ "$(kv stdout)" = 'abcd😀z' ]
+	# a lone lead byte at the end is still escaped
+	run "$SBX" --sandbox host -m 10 -- printf 'abcd\303'
+	[ "$(kv stdout)" = 'abcd\xc3' ]
+}
