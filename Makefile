@@ -2,8 +2,7 @@
 .SUFFIXES:
 .SUFFIXES: .c .o
 
-# musl-gcc where installed (a small static binary), else the system cc.
-CC != command -v musl-gcc >/dev/null 2>&1 && echo musl-gcc || echo cc
+CC = cc
 CFLAGS = -std=c99 -O2 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2
 LDFLAGS = -static
@@ -14,7 +13,15 @@ DESTDIR =
 OBJ = sbx.o util.o proc.o shim.o capture.o result.o policy.o bwrap.o \
 	seccomp.o landlock.o seatbelt.o proxy.o
 
-all: sbx
+# musl-gcc where installed and CC is not set (a small static binary), else
+# cc; -static except on macOS, which has no static libc. Plain POSIX make.
+all:
+	@cc='$(CC)'; ldflags='$(LDFLAGS)'; \
+	if [ "$$cc" = cc ] && command -v musl-gcc >/dev/null 2>&1; then \
+		cc=musl-gcc; fi; \
+	if [ "$$(uname -s)" = Darwin ] && [ "$$ldflags" = -static ]; then \
+		ldflags=; fi; \
+	$(MAKE) CC="$$cc" LDFLAGS="$$ldflags" sbx
 
 sbx: $(OBJ)
 	$(CC) $(LDFLAGS) -o $@ $(OBJ) $(LDLIBS)
@@ -24,10 +31,10 @@ $(OBJ): sbx.h
 .c.o:
 	$(CC) $(CFLAGS) -c $<
 
-check: sbx
+check: all
 	./t/run
 
-install: sbx
+install: all
 	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	cp sbx $(DESTDIR)$(PREFIX)/bin/sbx
 	chmod 755 $(DESTDIR)$(PREFIX)/bin/sbx

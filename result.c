@@ -213,8 +213,13 @@ static void
 field_segs(struct buf *b, int json, const char *k, const struct seg *sg,
     size_t nseg)
 {
+	size_t i, total = 0;
+
+	for (i = 0; sg && i < nseg; i++)
+		total += sg[i].n;
 	key(b, json, k);
-	if (json && sg == NULL) {
+	/* The contract: null in JSON wherever kv has an empty value. */
+	if (json && total == 0) {
 		puts_(b, "null");
 		return;
 	}
@@ -318,7 +323,8 @@ result_write(int fd, const struct exec_result *r, int json)
 	b.n = 0;
 	if (json)
 		puts_(&b, "{");
-	field_cstr(&b, json, "executor", backend_name(r->executor));
+	field_cstr(&b, json, "executor", r->executor == BACKEND_NONE ? NULL :
+	    backend_name(r->executor));
 	field_cstr(&b, json, "isolation", r->isolated ? "os" : "none");
 	field_num(&b, json, "exit_code", r->exited, r->exit_code);
 	field_cstr(&b, json, "signal", r->signal ? signal_name(r->signal) : NULL);

@@ -68,7 +68,8 @@ usage(FILE *f)
 "  -C, --root DIR          working folder and workspace (default: .)\n"
 "  -w, --write PATH        also writable (repeatable)\n"
 "      --deny-write PATH   stays read-only, even inside a writable path\n"
-"      --deny-read PATH    cannot be read from inside\n"
+"                          (repeatable)\n"
+"      --deny-read PATH    cannot be read from inside (repeatable)\n"
 "      --scope PATH        root read-only except these paths (repeatable)\n"
 "      --no-net            no network at all (the default)\n"
 "      --net               unrestricted network\n"
@@ -561,16 +562,18 @@ build(enum backend b, const struct policy *pol, const char *bwrap,
 	l->backend = b;
 	switch (b) {
 	case BACKEND_BWRAP:
+	case BACKEND_SEATBELT:
+		/* sbx's shim runs inside both. */
 		for (i = 0; i < opts.deny_read.n; i++)
 			if (path_under(opts.self, opts.deny_read.v[i]))
 				return sbx_errf(e, ERR_POLICY, "--deny-read %s: "
 				    "hides sbx itself (%s), which runs inside",
 				    shown(opts.deny_read.v[i]), shown(opts.self));
+		if (b == BACKEND_SEATBELT)
+			return seatbelt_build(&opts, pol, l, e);
 		return bwrap_build(&opts, pol, bwrap, l, e);
 	case BACKEND_LANDLOCK:
 		return landlock_build(&opts, pol, l, e);
-	case BACKEND_SEATBELT:
-		return seatbelt_build(&opts, pol, l, e);
 	default:
 		host_launch(l);
 		return 0;
@@ -846,9 +849,12 @@ run_and_report(const struct policy *pol, struct launch *l)
 	}
 	remove_placeholders(l);
 	rc = exit_status(&r, &e);
+	/* A result that cannot be delivered is sbx's failure: 125. */
 	if ((result_fd >= 0 || !opts.passthrough) &&
-	    result_write(result_fd >= 0 ? result_fd : 1, &res, opts.json) < 0)
+	    result_write(result_fd >= 0 ? result_fd : 1, &res, opts.json) < 0) {
 		fprintf(stderr, "sbx: result: %s\n", strerror(errno));
+		return EXIT_SBX;
+	}
 	return rc;
 }
 
