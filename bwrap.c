@@ -33,12 +33,14 @@
  * when root: the command's capabilities then exist only in its own user
  * namespace, and the mounts made for it are locked there, so it cannot
  * unmount a read-only bind to uncover what lies below. --new-session leaves no controlling terminal, so TIOCSTI cannot push
- * input into the user's shell (CVE-2017-5226).
+ * input into the user's shell (CVE-2017-5226). --as-pid-1: sbx's shim is
+ * the namespace's init, so bwrap forks no reaper of its own; when the shim
+ * exits the kernel ends every process left inside.
  */
 static const char *const base_opts[] = {
 	"--unshare-user", "--unshare-pid",
 	"--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-	"--die-with-parent", "--new-session", "--cap-drop", "ALL",
+	"--die-with-parent", "--new-session", "--as-pid-1", "--cap-drop", "ALL",
 	"--ro-bind", "/", "/", NULL
 };
 

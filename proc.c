@@ -594,6 +594,18 @@ after_cmd(struct loop *lp, int64_t now)
 {
 	if (!cmd_done(lp) || lp->killed)
 		return;
+	/*
+	 * bwrap's pid namespace ends with bwrap, taking every process in
+	 * it: once bwrap is reaped there is nothing left to sweep, and it
+	 * ends by itself when the shim does (bounded by the drain window).
+	 */
+	if (lp->r->l->backend == BACKEND_BWRAP && lp->out < 0 && lp->err < 0) {
+		if (lp->reaped)
+			lp->killed = 1;
+		else if (lp->drain_at < 0)
+			lp->drain_at = now + DRAIN_MS;
+		return;
+	}
 	if (lp->out < 0 && lp->err < 0) {
 		kill_everything(lp);
 		return;

@@ -19,8 +19,8 @@ command -v hyperfine >/dev/null || { echo "bench: hyperfine not installed" >&2; 
 command -v python3 >/dev/null || { echo "bench: python3 not installed" >&2; exit 1; }
 "$SBX" --probe | grep -q '^bwrap=ok' || { echo "bench: bwrap backend unavailable" >&2; exit 1; }
 
-# The plain bwrap line: sbx's dry run without "env -i VARS...", the shim
-# and "--seccomp 4" (no fd to read it from by hand).
+# The plain bwrap line: sbx's dry run without "env -i VARS..." and the shim
+# (which installs the seccomp filter itself).
 dry=$("$SBX" --backend bwrap --dry-run -- /bin/true)
 plain=$(python3 - "$dry" <<'PY'
 import shlex, sys
@@ -29,8 +29,9 @@ i = next(k for k, a in enumerate(w) if a.endswith("/bwrap"))
 w = w[i:]
 j = w.index("--sbx-internal-shim")
 w = w[:j - 1] + w[w.index("--", j) + 1:]
-k = w.index("--seccomp")
-del w[k:k + 2]
+if "--seccomp" in w:
+    k = w.index("--seccomp")
+    del w[k:k + 2]
 print(" ".join(shlex.quote(a) for a in w))
 PY
 )
