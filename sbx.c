@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include "sbx.h"
@@ -704,21 +705,60 @@ probe(void)
 	return bw || ll || sb ? 0 : EXIT_SBX;
 }
 
-/* Mount points bwrap made for missing protected paths go, if still empty. */
+/*
+ * Mount points bwrap makes for missing protected paths. Removing one while
+ * another sbx run has it mounted would detach that run's read-only cover
+ * (the kernel unmounts what lies on a removed name in every namespace).
+ * So each run holds a shared lock on the folder of each placeholder while
+ * its sandbox lives, and removes a placeholder only if it can take the
+ * lock exclusively at once: the last run out cleans up.
+ */
+struct placeholders {
+	struct strv	 path;
+	int		*lock;
+};
+
 static void
-remove_placeholders(const struct launch *l)
+lock_placeholders(const struct launch *l, struct placeholders *ph)
+{
+	char *dir, *slash;
+	size_t i;
+
+	memset(ph, 0, sizeof(*ph));
+	ph->lock = xcalloc(l->placeholders.n + 1, sizeof(int));
+	for (i = 0; i < l->placeholders.n; i++) {
+		strv_push(&ph->path, l->placeholders.v[i]);
+		dir = xstrdup(l->placeholders.v[i]);
+		if ((slash = strrchr(dir, '/')) != NULL)
+			*(slash == dir ? slash + 1 : slash) = '\0';
+		ph->lock[i] = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (ph->lock[i] >= 0)
+			while (flock(ph->lock[i], LOCK_SH) < 0 && errno == EINTR)
+				;
+		free(dir);
+	}
+}
+
+static void
+remove_placeholders(struct placeholders *ph)
 {
 	struct stat st;
 	size_t i;
 
-	for (i = l->placeholders.n; i-- > 0; ) {
-		if (lstat(l->placeholders.v[i], &st) < 0)
-			continue;
-		if (S_ISDIR(st.st_mode))
-			rmdir(l->placeholders.v[i]);
-		else if (S_ISREG(st.st_mode) && st.st_size == 0)
-			unlink(l->placeholders.v[i]);
+	for (i = ph->path.n; i-- > 0; ) {
+		if (ph->lock[i] >= 0 &&
+		    flock(ph->lock[i], LOCK_EX | LOCK_NB) == 0 &&
+		    lstat(ph->path.v[i], &st) == 0) {
+			if (S_ISDIR(st.st_mode))
+				rmdir(ph->path.v[i]);
+			else if (S_ISREG(st.st_mode) && st.st_size == 0)
+				unlink(ph->path.v[i]);
+		}
+		if (ph->lock[i] >= 0)
+			close(ph->lock[i]);
 	}
+	strv_free(&ph->path);
+	free(ph->lock);
 }
 
 static int
@@ -824,11 +864,13 @@ fallback(const struct policy *pol, struct launch *l, struct sbx_err *e)
 static int
 run_and_report(const struct policy *pol, struct launch *l)
 {
+	struct placeholders ph;
 	struct exec_result res;
 	struct run r;
 	struct sbx_err e;
 	int rc;
 
+	lock_placeholders(l, &ph);
 	while (attempt(l, &r, &res, &e) < 0) {
 		opts.backend = l->backend;	/* for a failure's result */
 		if (e.kind == ERR_UNAVAILABLE && l->backend == BACKEND_BWRAP &&
@@ -847,7 +889,7 @@ run_and_report(const struct policy *pol, struct launch *l)
 		res.error_message = e.msg;
 		break;
 	}
-	remove_placeholders(l);
+	remove_placeholders(&ph);
 	rc = exit_status(&r, &e);
 	/* A result that cannot be delivered is sbx's failure: 125. */
 	if ((result_fd >= 0 || !opts.passthrough) &&

@@ -257,6 +257,33 @@ wait_for() {
 	[ "$(cat "$ws/.git/description")" = ok ]
 }
 
+@test "protected: a run ending does not remove the placeholder another run still holds" {
+	require_cmd git
+	git -C "$ws" init -q
+	rm -rf "$ws/.git/hooks"
+	# A: waits until B has come and gone, then tries to plant a hook.
+	"$SBX" --backend bwrap -C "$ws" -- sh -c '
+		touch a-up
+		while [ ! -e b-done ]; do sleep 0.05; done
+		sleep 0.3
+		mkdir -p .git/hooks 2>/dev/null
+		echo evil > .git/hooks/post-checkout 2>/dev/null && exit 11
+		exit 0' >"$out/a" 3>&- &
+	apid=$!
+	for _ in $(seq 100); do [ -e "$ws/a-up" ] && break; sleep 0.05; done
+	[ -e "$ws/a-up" ]
+	run bw -C "$ws" -- true
+	[ "$status" -eq 0 ]
+	# B is gone, A still runs: the name must still be held for A.
+	[ -d "$ws/.git/hooks" ]
+	touch "$ws/b-done"
+	rc=0; wait "$apid" || rc=$?
+	[ "$rc" -eq 0 ]
+	[ ! -e "$ws/.git/hooks/post-checkout" ]
+	# the last run out removed it
+	[ ! -e "$ws/.git/hooks" ]
+}
+
 @test "protected: --no-protect drops the list (positive control)" {
 	require_cmd git
 	git -C "$ws" init -q
