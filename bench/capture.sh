@@ -12,7 +12,7 @@ set -eu
 cd "$(dirname "$0")/.."
 size=${1:-1G}
 runs=${2:-5}
-sbx=./sbx
+sbx=${SBX:-./sbx}
 [ -x "$sbx" ] || { echo "bench/capture.sh: build ./sbx first (make)" >&2; exit 1; }
 command -v hyperfine >/dev/null || { echo "bench/capture.sh: hyperfine is not installed" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "bench/capture.sh: /usr/bin/time missing (apt-get install time)" >&2; exit 1; }

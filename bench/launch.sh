@@ -9,7 +9,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 runs=${1:-2000}
-sbx=./sbx
+sbx=${SBX:-./sbx}
 [ -x "$sbx" ] || { echo "bench/launch.sh: build ./sbx first (make)" >&2; exit 1; }
 command -v hyperfine >/dev/null || { echo "bench/launch.sh: hyperfine is not installed" >&2; exit 1; }
 mkdir -p bench/out
