@@ -47,6 +47,7 @@
 #define MAX_LOOKUPS	32	/* resolver threads at once */
 #define MAX_ADDRS	16	/* addresses tried per name */
 #define MAX_BLOCKED	64	/* distinct refused hosts kept */
+#define MAX_SPLICED	64	/* relays with a pipe (2 fds each) at once */
 #define BURST		64	/* accepts or received fds per wakeup */
 #define HEAD_TIMEOUT	30000	/* ms to receive a whole request head */
 #define LOOKUP_TIMEOUT	30000
@@ -106,6 +107,11 @@ struct conn {
 	short		 cev, sev;	/* events asked this round */
 	short		 crev, srev;	/* events seen this round */
 	unsigned	 c_eof:1, s_eof:1, c_shut:1, s_shut:1;
+	int		 pipe[2];	/* Linux: origin to client by splice */
+	size_t		 plen;		/* bytes in the pipe */
+	size_t		 pcap;		/* its capacity */
+	int		 pfull;		/* the pipe refused more: wait for a flush */
+	int		 spliced;	/* counted in nspliced */
 };
 
 struct slot {
@@ -127,6 +133,7 @@ struct proxy {
 	struct conn	*conns[MAX_CONNS];
 	size_t		 nconns;
 	int		 nlookups;	/* threads running */
+	int		 nspliced;	/* relays holding a pipe */
 	struct slot	 slot[2 * MAX_CONNS + 3];
 	size_t		 nslot;
 	struct strv	 blocked;
@@ -946,6 +953,8 @@ conn_close(struct conn *c)
 {
 	close_fd(&c->cfd);
 	close_fd(&c->sfd);
+	close_fd(&c->pipe[0]);
+	close_fd(&c->pipe[1]);
 	lookup_drop(c);
 	c->dead = 1;
 }
@@ -967,6 +976,7 @@ sweep(struct proxy *p)
 
 	while (i < p->nconns) {
 		if (p->conns[i]->dead) {
+			p->nspliced -= p->conns[i]->spliced;
 			conn_free(p->conns[i]);
 			p->conns[i] = p->conns[--p->nconns];
 		} else
@@ -1043,6 +1053,7 @@ conn_add(struct proxy *p, int fd, int64_t now)
 	c = xcalloc(1, sizeof *c);
 	c->cfd = fd;
 	c->sfd = -1;
+	c->pipe[0] = c->pipe[1] = -1;
 	c->st = C_HEAD;
 	c->born = now;
 	c->deadline = now + HEAD_TIMEOUT;
@@ -1277,23 +1288,85 @@ head_read(struct proxy *p, struct conn *c, int64_t now)
 
 /* ---- relay ------------------------------------------------------------ */
 
+#ifdef __linux__
+/*
+ * The download direction moves by splice(2) through a pipe: no copy into
+ * sbx, which on loopback is what keeps a relay near direct throughput.
+ * The pipe, at its default 64 KiB, is the bounded buffer: a bigger one
+ * gained little here and would eat into the user's pipe-pages quota. Only
+ * MAX_SPLICED relays hold one, so that MAX_CONNS connections stay within
+ * the usual 1024 descriptors.
+ */
 static void
-relay_start(struct conn *c, int64_t now)
+splice_start(struct proxy *p, struct conn *c)
+{
+	int sz;
+
+	if (p->nspliced >= MAX_SPLICED || pipe2(c->pipe, O_CLOEXEC |
+	    O_NONBLOCK) == -1) {
+		c->pipe[0] = c->pipe[1] = -1;
+		return;
+	}
+	if ((sz = fcntl(c->pipe[1], F_GETPIPE_SZ)) <= 0) {
+		close_fd(&c->pipe[0]);
+		close_fd(&c->pipe[1]);
+		return;
+	}
+	c->pcap = (size_t)sz;
+	c->spliced = 1;
+	p->nspliced++;
+}
+
+static int
+splice_move(int from, int to, size_t n)
+{
+	return (int)splice(from, NULL, to, NULL, n, SPLICE_F_MOVE |
+	    SPLICE_F_NONBLOCK);
+}
+#else
+static void
+splice_start(struct proxy *p, struct conn *c)
+{
+	(void)p;
+	(void)c;
+}
+
+static int
+splice_move(int from, int to, size_t n)
+{
+	(void)from, (void)to, (void)n;
+	errno = ENOSYS;
+	return -1;
+}
+#endif
+
+static void
+relay_start(struct proxy *p, struct conn *c, int64_t now)
 {
 	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	ssize_t k = 0;
 
 	nodelay(c->sfd);
 	free(c->lk);
 	c->lk = NULL;
-	c->down.b = xmalloc(RING_SIZE);
-	if (c->tunnel)
-		ring_put(&c->down, ok, sizeof ok - 1);
 	c->st = C_RELAY;
 	c->deadline = now + IDLE_TIMEOUT;
+	/* The client's socket is new: the reply goes out whole at once. */
+	if (c->tunnel && (k = send(c->cfd, ok, sizeof ok - 1,
+	    MSG_NOSIGNAL)) < 0)
+		k = 0;
+	if ((size_t)k == (c->tunnel ? sizeof ok - 1 : 0)) {
+		splice_start(p, c);
+		if (c->pipe[0] != -1)
+			return;
+	}
+	c->down.b = xmalloc(RING_SIZE);
+	if (c->tunnel)
+		ring_put(&c->down, ok + k, sizeof ok - 1 - (size_t)k);
 }
 
 static void
-connect_check(struct conn *c, int64_t now)
+connect_check(struct proxy *p, struct conn *c, int64_t now)
 {
 	int err = 0;
 	socklen_t len = sizeof err;
@@ -1303,7 +1376,7 @@ connect_check(struct conn *c, int64_t now)
 	if (getsockopt(c->sfd, SOL_SOCKET, SO_ERROR, &err, &len) == -1)
 		err = errno;
 	if (err == 0) {
-		relay_start(c, now);
+		relay_start(p, c, now);
 		return;
 	}
 	close_fd(&c->sfd);
@@ -1313,6 +1386,51 @@ connect_check(struct conn *c, int64_t now)
 	}
 	conn_fail(c, now, 502, "%s:%d: cannot connect: %s", c->host, c->port,
 	    strerror(err));
+}
+
+/* pump() for the spliced download: origin, pipe, client. */
+static int
+pump_spliced(struct conn *c, int *rd, int *wr)
+{
+	int moved = 0, k;
+
+	if (*rd && !c->s_eof && !c->pfull && c->plen < c->pcap) {
+		k = splice_move(c->sfd, c->pipe[1], c->pcap - c->plen);
+		if (k > 0) {
+			c->plen += (size_t)k;
+			moved = 1;
+			*rd = 1;	/* no longer known to be readable */
+		} else if (k == 0) {
+			c->s_eof = 1;
+			moved = 1;
+		} else if (errno != EAGAIN && errno != EINTR)
+			return -1;
+		else if (*rd == 2 && c->plen > 0)
+			/*
+			 * Poll said readable and nothing was read since, yet
+			 * splice refused: the pipe's page slots are full
+			 * before its byte count is. Wait for a flush.
+			 */
+			c->pfull = 1, *rd = 0;
+		else
+			*rd = 0;
+	}
+	if (*wr && c->plen > 0) {
+		k = splice_move(c->pipe[0], c->cfd, c->plen);
+		if (k > 0) {
+			c->plen -= (size_t)k;
+			c->pfull = 0;
+			moved = 1;
+		} else if (k < 0 && errno != EAGAIN && errno != EINTR)
+			return -1;
+		else
+			*wr = 0;
+	}
+	if (c->s_eof && c->plen == 0 && !c->c_shut) {
+		(void)shutdown(c->cfd, SHUT_WR);
+		c->c_shut = 1;
+	}
+	return moved;
 }
 
 /* Moves bytes one way; 1 when something moved, 0 when stuck, -1: error. */
@@ -1369,11 +1487,13 @@ pump(struct conn *c, int up, int *rd, int *wr)
 	return moved;
 }
 
+/* 2: poll said readable; 1: not asked (the buffer was full), so try. */
 static int
 ready_in(short ev, short rev)
 {
-	/* Not asked (the ring was full): try, space may have opened. */
-	return !(ev & POLLIN) || (rev & (POLLIN | POLLHUP | POLLERR));
+	if (rev & (POLLIN | POLLHUP | POLLERR))
+		return 2;
+	return !(ev & POLLIN);
 }
 
 static void
@@ -1387,7 +1507,8 @@ relay(struct conn *c, int64_t now)
 	/* Bounded: one busy tunnel must not starve the loop. */
 	do {
 		a = pump(c, 1, &cr, &sw);
-		b = pump(c, 0, &sr, &cw);
+		b = c->pipe[0] != -1 ? pump_spliced(c, &sr, &cw) :
+		    pump(c, 0, &sr, &cw);
 		if (a < 0 || b < 0) {
 			conn_close(c);
 			return;
@@ -1489,7 +1610,7 @@ conn_step(struct proxy *p, struct conn *c, int64_t now)
 	case C_LOOKUP:
 		break;
 	case C_CONNECT:
-		connect_check(c, now);
+		connect_check(p, c, now);
 		break;
 	case C_RELAY:
 		relay(c, now);
@@ -1786,9 +1907,10 @@ conn_events(struct conn *c)
 	case C_RELAY:
 		if (!c->c_eof && c->up.len < RING_SIZE)
 			c->cev |= POLLIN;
-		if (c->down.len > 0)
+		if (c->down.len > 0 || c->plen > 0)
 			c->cev |= POLLOUT;
-		if (!c->s_eof && c->down.len < RING_SIZE)
+		if (!c->s_eof && (c->pipe[0] != -1 ? !c->pfull &&
+		    c->plen < c->pcap : c->down.len < RING_SIZE))
 			c->sev |= POLLIN;
 		if (c->up.len > 0)
 			c->sev |= POLLOUT;

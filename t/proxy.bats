@@ -194,17 +194,23 @@ setup() {
 	cd "$BATS_TEST_TMPDIR" || return 1
 }
 
+# executor EX: EXEC=(the sbx options for EX, "host" or "bwrap").
+executor() {
+	if [ "$1" = bwrap ]; then
+		require_bwrap || return
+		EXEC=(--backend bwrap)
+	else
+		EXEC=(--sandbox host)
+	fi
+}
+
 # px EXEC SCRIPT [SBX-OPTIONS...]: run sh -c SCRIPT under sbx with EXEC
 # ("host" or "bwrap"), both origins allowed and --allow-private.
 px() {
 	local ex=$1 script=$2
 	shift 2
-	if [ "$ex" = bwrap ]; then
-		require_bwrap
-		set -- --backend bwrap "$@"
-	else
-		set -- --sandbox host "$@"
-	fi
+	executor "$ex" || return
+	set -- "${EXEC[@]}" "$@"
 	run --separate-stderr "$SBX" -t 60 "$@" --allow-private \
 	    --allow-host "localhost:$HP" \
 	    --allow-host "localhost:$EP" -- sh -c "$script" 3>&-
@@ -267,8 +273,8 @@ t_ip_literals() {
 
 t_private() {
 	local ex=$1
-	[ "$ex" = bwrap ] && require_bwrap
-	[ "$ex" = bwrap ] && set -- --backend bwrap || set -- --sandbox host
+	executor "$ex" || return
+	set -- "${EXEC[@]}"
 	run --separate-stderr "$SBX" "$@" --allow-host "localhost:$HP" -- \
 	    sh -c 'curl -sS --noproxy "" http://localhost:'"$HP"'/; curl -sS --noproxy "" -p http://localhost:'"$HP"'/ 2>&1; :' 3>&-
 	[ "$(kv exit_code)" = 0 ]
@@ -331,14 +337,15 @@ t_half_close() {
 t_large() {
 	[ -x /usr/bin/time ] || sbx_skip "/usr/bin/time is not installed"
 	local ex=$1 rss
-	[ "$ex" = bwrap ] && require_bwrap
-	[ "$ex" = bwrap ] && set -- --backend bwrap || set -- --sandbox host
+	executor "$ex" || return
+	set -- "${EXEC[@]}"
 	run --separate-stderr /usr/bin/time -f 'maxrss=%M' "$SBX" -t 120 "$@" \
 	    --allow-private --allow-host "localhost:$HP" -- \
 	    sh -c 'curl -sS --noproxy "" -o /dev/null -w "%{size_download}\n" http://localhost:'"$HP"'/big;
 	        curl -sS --noproxy "" -p -o /dev/null -w "%{size_download}\n" http://localhost:'"$HP"'/big' 3>&-
 	[ "$(kv exit_code)" = 0 ]
 	[ "$(kv stdout)" = '268435456\n268435456\n' ]
+	# shellcheck disable=SC2154 # set by run --separate-stderr
 	rss=$(printf '%s\n' "$stderr" | sed -n 's/^maxrss=//p')
 	# Two 64 KiB rings per connection; the whole of sbx stays far below this.
 	[ "$rss" -lt 65536 ] || {
