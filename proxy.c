@@ -989,6 +989,9 @@ sweep(struct proxy *p)
  * discards what the client still sends for a moment, so that closing with
  * unread data does not reset the connection before the reply is read.
  */
+static void	conn_fail(struct conn *, int64_t, int, const char *, ...)
+		    __attribute__((format(printf, 4, 5)));
+
 static void
 conn_fail(struct conn *c, int64_t now, int st, const char *fmt, ...)
 {
