@@ -10,8 +10,9 @@
  * as descriptors passed over a socketpair by proxy_bridge_run() inside the
  * sandbox. Invariants: every descriptor opened here is close-on-exec and
  * non-blocking (the bridge's excepted: it runs in its own process); every
- * buffer and count has a fixed bound (request head, relay rings, connections,
- * lookups, the blocked list); every connection has a deadline.
+ * buffer and count has a fixed bound (request head, relay rings and pipes,
+ * connections, lookups, the blocked list); every connection has a deadline,
+ * which proxy_handle() enforces, so the loop must call it after every poll.
  */
 #define _GNU_SOURCE
 

@@ -30,7 +30,8 @@ cleanup() {
 	for p in $pids; do kill "$p" 2>/dev/null || :; done
 	rm -rf "$dir"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 truncate -s "${size}M" "$dir/big"
 
 cat >"$dir/origin.py" <<'EOF'
