@@ -48,7 +48,7 @@
 #define MAX_LOOKUPS	32	/* resolver threads at once */
 #define MAX_ADDRS	16	/* addresses tried per name */
 #define MAX_BLOCKED	64	/* distinct refused hosts kept */
-#define MAX_SPLICED	64	/* relays with a pipe (2 fds each) at once */
+#define MAX_PIPES	128	/* relay pipes (2 fds each) at once */
 #define BURST		64	/* accepts or received fds per wakeup */
 #define HEAD_TIMEOUT	30000	/* ms to receive a whole request head */
 #define LOOKUP_TIMEOUT	30000
@@ -61,6 +61,14 @@
 enum cstate { C_HEAD, C_LOOKUP, C_CONNECT, C_RELAY, C_REPLY, C_LINGER };
 enum slot_kind { S_LISTEN, S_BRIDGE, S_WAKE, S_CLIENT, S_SERVER };
 enum { IO_AGAIN, IO_DONE, IO_EOF, IO_ERROR };
+
+/* A relay direction moved by splice(2) through a pipe (Linux). */
+struct pipebuf {
+	int	 fd[2];		/* -1: this direction uses its ring */
+	size_t	 len;		/* bytes held */
+	size_t	 cap;
+	int	 full;		/* the pipe refused more: wait for a flush */
+};
 
 struct ring {
 	char	*b;
@@ -108,11 +116,7 @@ struct conn {
 	short		 cev, sev;	/* events asked this round */
 	short		 crev, srev;	/* events seen this round */
 	unsigned	 c_eof:1, s_eof:1, c_shut:1, s_shut:1;
-	int		 pipe[2];	/* Linux: origin to client by splice */
-	size_t		 plen;		/* bytes in the pipe */
-	size_t		 pcap;		/* its capacity */
-	int		 pfull;		/* the pipe refused more: wait for a flush */
-	int		 spliced;	/* counted in nspliced */
+	struct pipebuf	 pup, pdown;	/* spliced directions */
 };
 
 struct slot {
@@ -134,7 +138,7 @@ struct proxy {
 	struct conn	*conns[MAX_CONNS];
 	size_t		 nconns;
 	int		 nlookups;	/* threads running */
-	int		 nspliced;	/* relays holding a pipe */
+	int		 npipes;	/* relay pipes open */
 	struct slot	 slot[2 * MAX_CONNS + 3];
 	size_t		 nslot;
 	struct strv	 blocked;
@@ -954,8 +958,10 @@ conn_close(struct conn *c)
 {
 	close_fd(&c->cfd);
 	close_fd(&c->sfd);
-	close_fd(&c->pipe[0]);
-	close_fd(&c->pipe[1]);
+	close_fd(&c->pup.fd[0]);
+	close_fd(&c->pup.fd[1]);
+	close_fd(&c->pdown.fd[0]);
+	close_fd(&c->pdown.fd[1]);
 	lookup_drop(c);
 	c->dead = 1;
 }
@@ -977,7 +983,8 @@ sweep(struct proxy *p)
 
 	while (i < p->nconns) {
 		if (p->conns[i]->dead) {
-			p->nspliced -= p->conns[i]->spliced;
+			p->npipes -= (p->conns[i]->pup.cap > 0) +
+			    (p->conns[i]->pdown.cap > 0);
 			conn_free(p->conns[i]);
 			p->conns[i] = p->conns[--p->nconns];
 		} else
@@ -1057,7 +1064,7 @@ conn_add(struct proxy *p, int fd, int64_t now)
 	c = xcalloc(1, sizeof *c);
 	c->cfd = fd;
 	c->sfd = -1;
-	c->pipe[0] = c->pipe[1] = -1;
+	c->pup.fd[0] = c->pup.fd[1] = c->pdown.fd[0] = c->pdown.fd[1] = -1;
 	c->st = C_HEAD;
 	c->born = now;
 	c->deadline = now + HEAD_TIMEOUT;
@@ -1294,31 +1301,31 @@ head_read(struct proxy *p, struct conn *c, int64_t now)
 
 #ifdef __linux__
 /*
- * The download direction moves by splice(2) through a pipe: no copy into
+ * A direction that moves by splice(2) through a pipe never copies through
  * sbx, which on loopback is what keeps a relay near direct throughput.
  * The pipe, at its default 64 KiB, is the bounded buffer: a bigger one
- * gained little here and would eat into the user's pipe-pages quota. Only
- * MAX_SPLICED relays hold one, so that MAX_CONNS connections stay within
- * the usual 1024 descriptors.
+ * gained little here and would eat into the user's pipe-pages quota. At
+ * most MAX_PIPES exist, so that MAX_CONNS connections stay within the
+ * usual 1024 descriptors; the others use their rings.
  */
-static void
-splice_start(struct proxy *p, struct conn *c)
+static int
+pipe_open(struct proxy *p, struct pipebuf *pb)
 {
 	int sz;
 
-	if (p->nspliced >= MAX_SPLICED || pipe2(c->pipe, O_CLOEXEC |
+	if (p->npipes >= MAX_PIPES || pipe2(pb->fd, O_CLOEXEC |
 	    O_NONBLOCK) == -1) {
-		c->pipe[0] = c->pipe[1] = -1;
-		return;
+		pb->fd[0] = pb->fd[1] = -1;
+		return -1;
 	}
-	if ((sz = fcntl(c->pipe[1], F_GETPIPE_SZ)) <= 0) {
-		close_fd(&c->pipe[0]);
-		close_fd(&c->pipe[1]);
-		return;
+	if ((sz = fcntl(pb->fd[1], F_GETPIPE_SZ)) <= 0) {
+		close_fd(&pb->fd[0]);
+		close_fd(&pb->fd[1]);
+		return -1;
 	}
-	c->pcap = (size_t)sz;
-	c->spliced = 1;
-	p->nspliced++;
+	pb->cap = (size_t)sz;
+	p->npipes++;
+	return 0;
 }
 
 static int
@@ -1328,11 +1335,12 @@ splice_move(int from, int to, size_t n)
 	    SPLICE_F_NONBLOCK);
 }
 #else
-static void
-splice_start(struct proxy *p, struct conn *c)
+static int
+pipe_open(struct proxy *p, struct pipebuf *pb)
 {
 	(void)p;
-	(void)c;
+	pb->fd[0] = pb->fd[1] = -1;
+	return -1;
 }
 
 static int
@@ -1359,11 +1367,14 @@ relay_start(struct proxy *p, struct conn *c, int64_t now)
 	if (c->tunnel && (k = send(c->cfd, ok, sizeof ok - 1,
 	    MSG_NOSIGNAL)) < 0)
 		k = 0;
-	if ((size_t)k == (c->tunnel ? sizeof ok - 1 : 0)) {
-		splice_start(p, c);
-		if (c->pipe[0] != -1)
-			return;
+	/* Uploads splice in tunnels only: plain HTTP counts its body. */
+	if (c->tunnel && c->up.len == 0 && pipe_open(p, &c->pup) == 0) {
+		free(c->up.b);
+		c->up.b = NULL;
 	}
+	if ((size_t)k == (c->tunnel ? sizeof ok - 1 : 0) &&
+	    pipe_open(p, &c->pdown) == 0)
+		return;
 	c->down.b = xmalloc(RING_SIZE);
 	if (c->tunnel)
 		ring_put(&c->down, ok + k, sizeof ok - 1 - (size_t)k);
@@ -1392,47 +1403,58 @@ connect_check(struct proxy *p, struct conn *c, int64_t now)
 	    strerror(err));
 }
 
-/* pump() for the spliced download: origin, pipe, client. */
+/* pump() for a spliced direction: source, pipe, destination. */
 static int
-pump_spliced(struct conn *c, int *rd, int *wr)
+pump_spliced(struct conn *c, int up, int *rd, int *wr)
 {
+	struct pipebuf *pb = up ? &c->pup : &c->pdown;
+	int src = up ? c->cfd : c->sfd, dst = up ? c->sfd : c->cfd;
 	int moved = 0, k;
 
-	if (*rd && !c->s_eof && !c->pfull && c->plen < c->pcap) {
-		k = splice_move(c->sfd, c->pipe[1], c->pcap - c->plen);
+	if (*rd && !(up ? c->c_eof : c->s_eof) && !pb->full &&
+	    pb->len < pb->cap) {
+		k = splice_move(src, pb->fd[1], pb->cap - pb->len);
 		if (k > 0) {
-			c->plen += (size_t)k;
+			pb->len += (size_t)k;
 			moved = 1;
 			*rd = 1;	/* no longer known to be readable */
 		} else if (k == 0) {
-			c->s_eof = 1;
+			if (up)
+				c->c_eof = 1;
+			else
+				c->s_eof = 1;
 			moved = 1;
 		} else if (errno != EAGAIN && errno != EINTR)
 			return -1;
-		else if (*rd == 2 && c->plen > 0)
+		else if (*rd == 2 && pb->len > 0)
 			/*
 			 * Poll said readable and nothing was read since, yet
 			 * splice refused: the pipe's page slots are full
 			 * before its byte count is. Wait for a flush.
 			 */
-			c->pfull = 1, *rd = 0;
+			pb->full = 1, *rd = 0;
 		else
 			*rd = 0;
 	}
-	if (*wr && c->plen > 0) {
-		k = splice_move(c->pipe[0], c->cfd, c->plen);
+	if (*wr && pb->len > 0) {
+		k = splice_move(pb->fd[0], dst, pb->len);
 		if (k > 0) {
-			c->plen -= (size_t)k;
-			c->pfull = 0;
+			pb->len -= (size_t)k;
+			pb->full = 0;
 			moved = 1;
 		} else if (k < 0 && errno != EAGAIN && errno != EINTR)
 			return -1;
 		else
 			*wr = 0;
 	}
-	if (c->s_eof && c->plen == 0 && !c->c_shut) {
-		(void)shutdown(c->cfd, SHUT_WR);
-		c->c_shut = 1;
+	if ((up ? c->c_eof : c->s_eof) && pb->len == 0 &&
+	    !(up ? c->s_shut : c->c_shut)) {
+		/* Half-close travels on: the peer sees our EOF. */
+		(void)shutdown(dst, SHUT_WR);
+		if (up)
+			c->s_shut = 1;
+		else
+			c->c_shut = 1;
 	}
 	return moved;
 }
@@ -1510,8 +1532,9 @@ relay(struct conn *c, int64_t now)
 
 	/* Bounded: one busy tunnel must not starve the loop. */
 	do {
-		a = pump(c, 1, &cr, &sw);
-		b = c->pipe[0] != -1 ? pump_spliced(c, &sr, &cw) :
+		a = c->pup.fd[0] != -1 ? pump_spliced(c, 1, &cr, &sw) :
+		    pump(c, 1, &cr, &sw);
+		b = c->pdown.fd[0] != -1 ? pump_spliced(c, 0, &sr, &cw) :
 		    pump(c, 0, &sr, &cw);
 		if (a < 0 || b < 0) {
 			conn_close(c);
@@ -1890,6 +1913,14 @@ add_slot(struct proxy *p, struct pollfd *fds, size_t max, enum slot_kind k,
 	p->nslot++;
 }
 
+static int
+has_room(const struct pipebuf *pb, const struct ring *r)
+{
+	if (pb->fd[0] != -1)
+		return !pb->full && pb->len < pb->cap;
+	return r->len < RING_SIZE;
+}
+
 /* What each connection waits for; nothing asked, no slot (no POLLHUP spin). */
 static void
 conn_events(struct conn *c)
@@ -1909,14 +1940,13 @@ conn_events(struct conn *c)
 		c->cev = POLLOUT;
 		break;
 	case C_RELAY:
-		if (!c->c_eof && c->up.len < RING_SIZE)
+		if (!c->c_eof && has_room(&c->pup, &c->up))
 			c->cev |= POLLIN;
-		if (c->down.len > 0 || c->plen > 0)
+		if (c->down.len > 0 || c->pdown.len > 0)
 			c->cev |= POLLOUT;
-		if (!c->s_eof && (c->pipe[0] != -1 ? !c->pfull &&
-		    c->plen < c->pcap : c->down.len < RING_SIZE))
+		if (!c->s_eof && has_room(&c->pdown, &c->down))
 			c->sev |= POLLIN;
-		if (c->up.len > 0)
+		if (c->up.len > 0 || c->pup.len > 0)
 			c->sev |= POLLOUT;
 		break;
 	}
