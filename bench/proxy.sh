@@ -127,6 +127,7 @@ mbps() {
 # VmHWM, sampled until it exits: GNU time would report curl's, a child).
 once() {
 	ex=$1 args=$2
+	# shellcheck disable=SC2086 # $ex is two words on purpose
 	"$SBX" $ex --allow-private --allow-host "localhost:$OP" \
 	    --allow-host "localhost:$EP" -- sh -c "$CURL $args" >"$dir/out" &
 	pid=$!
@@ -174,6 +175,7 @@ printf '  %-28s %6s MiB/s  %3.0f%%\n' "socat relay" "$(mbps "$relay")" \
 
 row() {
 	label=$1 ex=$2 args=$3
+	# shellcheck disable=SC2046 # two numbers
 	set -- $(through "$ex" "$args")
 	printf '  %-28s %6s MiB/s  %3.0f%%  sbx peak RSS %s KiB\n' "$label" \
 	    "$(mbps "$1")" \
@@ -191,6 +193,7 @@ direct=$(python3 "$dir/connects.py" direct "$EP" "$connects")
 printf '  %-28s %7s ms each\n' straight "$direct"
 for ex in "--sandbox host" "--backend bwrap"; do
 	[ "$ex" = "--backend bwrap" ] && [ "$bwrap_ok" = 0 ] && continue
+	# shellcheck disable=SC2086
 	"$SBX" $ex --allow-private --allow-host "localhost:$EP" -- \
 	    python3 "$dir/connects.py" proxy "$EP" "$connects" >"$dir/out"
 	per=$(sed -n 's/^stdout=\([0-9.]*\).*/\1/p' "$dir/out")
