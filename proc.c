@@ -704,9 +704,14 @@ loop_once(struct loop *lp)
 			drain(&lp->err, lp->r->res->err);
 		if (fds[3].revents)
 			read_status(lp);
-		if (lp->r->proxy && n > 4)
-			proxy_handle(lp->r->proxy, fds + 4, n - 4);
 	}
+	/*
+	 * Also on a timeout: the proxy's own deadlines (idle connections)
+	 * are cleared only by proxy_handle(); skipping it after poll()
+	 * returned 0 made every later poll() return at once, a busy loop.
+	 */
+	if (lp->r->proxy)
+		proxy_handle(lp->r->proxy, fds + 4, n - 4);
 	reap(lp);
 	now = now_ms();
 	on_deadlines(lp, now);
