@@ -97,17 +97,20 @@ signals_setup(void)
 	return 0;
 }
 
-/* In the child: the dispositions and mask a fresh program expects. */
-static void
-signals_reset(void)
+/*
+ * In the child: the dispositions and mask a fresh program expects, also
+ * for signals sbx's own parent left ignored (a shell's background job
+ * ignores SIGINT and SIGQUIT).
+ */
+void
+proc_signals_default(void)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE,
-	    SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGTSTP, SIGTTIN, SIGTTOU };
 	sigset_t none;
-	size_t i;
+	int sig;
 
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], SIG_DFL);
+	for (sig = 1; sig < 65; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
@@ -182,7 +185,7 @@ child(const struct run *r, int outw, int errw, int statusw, int argsfd,
 	int dst[4] = { FD_ARGS, FD_SECCOMP, FD_STATUS, FD_BRIDGE };
 	int i, hi;
 
-	signals_reset();
+	proc_signals_default();
 	setsid();
 #ifdef __linux__
 	/* Should sbx itself be killed, the command does not run on alone. */

@@ -715,26 +715,47 @@ probe(void)
  */
 struct placeholders {
 	struct strv	 path;
-	int		*lock;
+	struct strv	 dir;	/* the distinct folders holding them */
+	int		*lock;	/* one descriptor per folder */
 };
 
+static char *
+folder_of(const char *path)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+
+	if (slash != NULL)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	return dir;
+}
+
+/*
+ * One lock per folder: flock() locks belong to an open file description,
+ * so two descriptors of sbx's own on one folder would refuse each other
+ * the exclusive lock.
+ */
 static void
 lock_placeholders(const struct launch *l, struct placeholders *ph)
 {
-	char *dir, *slash;
-	size_t i;
+	size_t i, j;
+	char *dir;
 
 	memset(ph, 0, sizeof(*ph));
 	ph->lock = xcalloc(l->placeholders.n + 1, sizeof(int));
 	for (i = 0; i < l->placeholders.n; i++) {
 		strv_push(&ph->path, l->placeholders.v[i]);
-		dir = xstrdup(l->placeholders.v[i]);
-		if ((slash = strrchr(dir, '/')) != NULL)
-			*(slash == dir ? slash + 1 : slash) = '\0';
-		ph->lock[i] = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (ph->lock[i] >= 0)
-			while (flock(ph->lock[i], LOCK_SH) < 0 && errno == EINTR)
-				;
+		dir = folder_of(l->placeholders.v[i]);
+		for (j = 0; j < ph->dir.n && strcmp(ph->dir.v[j], dir); j++)
+			;
+		if (j == ph->dir.n) {
+			strv_push(&ph->dir, dir);
+			ph->lock[j] = open(dir, O_RDONLY | O_DIRECTORY |
+			    O_CLOEXEC);
+			if (ph->lock[j] >= 0)
+				while (flock(ph->lock[j], LOCK_SH) < 0 &&
+				    errno == EINTR)
+					;
+		}
 		free(dir);
 	}
 }
@@ -743,21 +764,31 @@ static void
 remove_placeholders(struct placeholders *ph)
 {
 	struct stat st;
-	size_t i;
+	size_t i, j;
+	char *dir;
 
-	for (i = ph->path.n; i-- > 0; ) {
-		if (ph->lock[i] >= 0 &&
-		    flock(ph->lock[i], LOCK_EX | LOCK_NB) == 0 &&
-		    lstat(ph->path.v[i], &st) == 0) {
-			if (S_ISDIR(st.st_mode))
-				rmdir(ph->path.v[i]);
-			else if (S_ISREG(st.st_mode) && st.st_size == 0)
-				unlink(ph->path.v[i]);
+	for (j = 0; j < ph->dir.n; j++) {
+		if (ph->lock[j] < 0)
+			continue;
+		if (flock(ph->lock[j], LOCK_EX | LOCK_NB) < 0) {
+			close(ph->lock[j]);
+			continue;
 		}
-		if (ph->lock[i] >= 0)
-			close(ph->lock[i]);
+		for (i = ph->path.n; i-- > 0; ) {
+			dir = folder_of(ph->path.v[i]);
+			if (strcmp(dir, ph->dir.v[j]) == 0 &&
+			    lstat(ph->path.v[i], &st) == 0) {
+				if (S_ISDIR(st.st_mode))
+					rmdir(ph->path.v[i]);
+				else if (S_ISREG(st.st_mode) && st.st_size == 0)
+					unlink(ph->path.v[i]);
+			}
+			free(dir);
+		}
+		close(ph->lock[j]);
 	}
 	strv_free(&ph->path);
+	strv_free(&ph->dir);
 	free(ph->lock);
 }
 

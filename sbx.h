@@ -250,6 +250,7 @@ struct run {
 };
 int	 proc_run(struct run *, struct sbx_err *);
 int	 proc_kill_tree(int, int);
+void	 proc_signals_default(void);
 
 /* shim.c: sbx's own process inside the bwrap sandbox */
 int	 shim_main(int, char **);

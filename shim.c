@@ -177,14 +177,7 @@ extern char **environ;
 static void
 run_command(char **cmd)
 {
-	sigset_t none;
-
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	signal(SIGPIPE, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	proc_signals_default();
 	exec_command(cmd, environ);
 	send_status('E', errno);
 	_exit(errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
