@@ -1403,6 +1403,20 @@ connect_check(struct proxy *p, struct conn *c, int64_t now)
 	    strerror(err));
 }
 
+/* Half-close travels on: once one side's EOF is relayed, the peer sees it. */
+static void
+half_close(struct conn *c, int up, int dst, size_t pending)
+{
+	if ((up ? c->c_eof : c->s_eof) && pending == 0 &&
+	    !(up ? c->s_shut : c->c_shut)) {
+		(void)shutdown(dst, SHUT_WR);
+		if (up)
+			c->s_shut = 1;
+		else
+			c->c_shut = 1;
+	}
+}
+
 /* pump() for a spliced direction: source, pipe, destination. */
 static int
 pump_spliced(struct conn *c, int up, int *rd, int *wr)
@@ -1447,15 +1461,7 @@ pump_spliced(struct conn *c, int up, int *rd, int *wr)
 		else
 			*wr = 0;
 	}
-	if ((up ? c->c_eof : c->s_eof) && pb->len == 0 &&
-	    !(up ? c->s_shut : c->c_shut)) {
-		/* Half-close travels on: the peer sees our EOF. */
-		(void)shutdown(dst, SHUT_WR);
-		if (up)
-			c->s_shut = 1;
-		else
-			c->c_shut = 1;
-	}
+	half_close(c, up, dst, pb->len);
 	return moved;
 }
 
@@ -1501,15 +1507,7 @@ pump(struct conn *c, int up, int *rd, int *wr)
 		else
 			moved = 1;
 	}
-	if ((up ? c->c_eof : c->s_eof) && r->len == 0 &&
-	    !(up ? c->s_shut : c->c_shut)) {
-		/* Half-close travels on: the peer sees our EOF. */
-		(void)shutdown(dst, SHUT_WR);
-		if (up)
-			c->s_shut = 1;
-		else
-			c->c_shut = 1;
-	}
+	half_close(c, up, dst, r->len);
 	return moved;
 }
 

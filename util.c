@@ -67,6 +67,16 @@ xstrdup(const char *s)
 	return d;
 }
 
+static char *
+xvasprintf(const char *fmt, va_list ap)
+{
+	char *s;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		oom();
+	return s;
+}
+
 char *
 xasprintf(const char *fmt, ...)
 {
@@ -74,8 +84,7 @@ xasprintf(const char *fmt, ...)
 	char *s;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		oom();
+	s = xvasprintf(fmt, ap);
 	va_end(ap);
 	return s;
 }
@@ -101,13 +110,10 @@ void
 strv_pushf(struct strv *sv, const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		oom();
+	strv_add(sv, xvasprintf(fmt, ap));
 	va_end(ap);
-	strv_add(sv, s);
 }
 
 void
