@@ -202,6 +202,9 @@ assert r["exit_code"] is None and r["signal"] == "SIGTERM", r
 	# sbx ignores SIGPIPE and catches TERM/INT/HUP; the command must not
 	# inherit any of that.
 	run --separate-stderr "$SBX" --sandbox host -- sh -c 'grep -E "^Sig(Ign|Cgt|Blk):" /proc/self/status'
+	# shown only when the test fails
+	echo "sbx's own: $(grep -E '^Sig(Ign|Blk):' /proc/self/status | tr '\n' ' ')"
+	echo "command's: $(kv stdout)"
 	[ "$status" -eq 0 ]
 	[[ "$(kv stdout)" == *'SigBlk:\t0000000000000000'* ]]
 	[[ "$(kv stdout)" == *'SigIgn:\t0000000000000000'* ]]
