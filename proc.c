@@ -108,9 +108,24 @@ proc_signals_default(void)
 	sigset_t none;
 	int sig;
 
-	for (sig = 1; sig < 65; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			signal(sig, SIG_DFL);
+	for (sig = 1; sig < 65; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		if (signal(sig, SIG_DFL) != SIG_ERR)
+			continue;
+#ifdef __linux__
+		/*
+		 * libc refuses its own reserved signals (32-34), yet a glibc
+		 * parent such as GNU make may leave them ignored: ask the
+		 * kernel (handler, flags, restorer, mask; SIG_DFL is 0).
+		 */
+		{
+			unsigned long ksa[4] = { 0, 0, 0, 0 };
+
+			syscall(SYS_rt_sigaction, sig, ksa, NULL, 8);
+		}
+#endif
+	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
