@@ -517,8 +517,10 @@ landlock_build(const struct sbx_opts *o, const struct policy *pol,
 	p->fs = fs_for_abi(abi);
 	p->net = o->net == NET_ALL ? 0 : NET_BIND_TCP | NET_CONNECT_TCP;
 	p->scoped = SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL;
-	if (plan_rules(p, pol, e) < 0)
+	if (plan_rules(p, pol, e) < 0) {
+		landlock_free(p);
 		return -1;
+	}
 	l->backend = BACKEND_LANDLOCK;
 	l->landlock = 1;
 	l->landlock_plan = p;
@@ -606,6 +608,20 @@ add_rules(int rfd, const struct ll_plan *p)
 			return -1;
 	}
 	return 0;
+}
+
+void
+landlock_free(void *plan)
+{
+	struct ll_plan *p = plan;
+	size_t i;
+
+	if (p == NULL)
+		return;
+	for (i = 0; i < p->n; i++)
+		free(p->r[i].path);
+	free(p->r);
+	free(p);
 }
 
 /* In the child, after fork, before exec: no allocation, no stdio. */

@@ -170,19 +170,26 @@ size_t	 proxy_rewrite(const char *, size_t, const struct req *, const char *,
 
 /* ---- descriptors ------------------------------------------------------ */
 
+#if !defined(SOCK_CLOEXEC) || !defined(__linux__)
+/* Where the flags cannot be given at creation: set them, or give up. */
+static int
+sock_flags(int fd)
+{
+	if (fd != -1 && (set_cloexec(fd) == -1 || set_nonblock(fd) == -1)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+#endif
+
 static int
 sock_new(int domain, int type)
 {
 #ifdef SOCK_CLOEXEC
 	return socket(domain, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 #else
-	int fd = socket(domain, type, 0);
-
-	if (fd != -1 && (set_cloexec(fd) == -1 || set_nonblock(fd) == -1)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return sock_flags(socket(domain, type, 0));
 #endif
 }
 
@@ -192,13 +199,7 @@ sock_accept(int lfd)
 #ifdef __linux__
 	return accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 #else
-	int fd = accept(lfd, NULL, NULL);
-
-	if (fd != -1 && (set_cloexec(fd) == -1 || set_nonblock(fd) == -1)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return sock_flags(accept(lfd, NULL, NULL));
 #endif
 }
 

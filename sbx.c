@@ -702,6 +702,7 @@ probe(void)
 	printf("default=%s\n", bw ? "bwrap" : ll ? "landlock" :
 	    sb ? "seatbelt" : "none");
 	free(path);
+	policy_free(&pol);
 	return bw || ll || sb ? 0 : EXIT_SBX;
 }
 
@@ -881,7 +882,7 @@ fallback(const struct policy *pol, struct launch *l, struct sbx_err *e)
 {
 	struct sbx_err e2;
 
-	memset(l, 0, sizeof(*l));
+	launch_free(l);
 	if (asked == BACKEND_NONE && landlock_probe(&opts, pol, &e2) == 0 &&
 	    build(BACKEND_LANDLOCK, pol, NULL, l, &e2) == 0)
 		return 0;
@@ -909,6 +910,7 @@ run_and_report(const struct policy *pol, struct launch *l)
 			launch_failed(&res, &e);
 			capture_free(res.out);
 			capture_free(res.err);
+			strv_free(&res.blocked);
 			if (fallback(pol, l, &e) == 0)
 				continue;
 		}
@@ -926,9 +928,41 @@ run_and_report(const struct policy *pol, struct launch *l)
 	if ((result_fd >= 0 || !opts.passthrough) &&
 	    result_write(result_fd >= 0 ? result_fd : 1, &res, opts.json) < 0) {
 		fprintf(stderr, "sbx: result: %s\n", strerror(errno));
-		return EXIT_SBX;
+		rc = EXIT_SBX;
 	}
+	capture_free(res.out);
+	capture_free(res.err);
+	strv_free(&res.blocked);
 	return rc;
+}
+
+/* What main() holds, let go before it returns (sanitizer builds check). */
+static void
+teardown(struct raw *raw, struct policy *pol, struct launch *l)
+{
+	size_t i;
+
+	launch_free(l);
+	policy_free(pol);
+	strv_free(&raw->write);
+	strv_free(&raw->deny_write);
+	strv_free(&raw->deny_read);
+	strv_free(&raw->scope);
+	strv_free(&raw->env);
+	strv_free(&opts.write);
+	strv_free(&opts.deny_write);
+	strv_free(&opts.deny_read);
+	strv_free(&opts.scope);
+	strv_free(&opts.env);
+	for (i = 0; i < opts.nhosts; i++)
+		free(opts.hosts[i].name);
+	free(opts.hosts);
+	for (i = 0; opts.cmd && opts.cmd[i]; i++)
+		free(opts.cmd[i]);
+	free(opts.cmd);
+	free(opts.root);
+	free(opts.self);
+	free(opts.result_path);
 }
 
 /*
@@ -952,6 +986,7 @@ main(int argc, char **argv)
 	struct raw raw;
 	struct policy pol;
 	struct launch l;
+	int rc;
 
 	if (argc > 1 && strcmp(argv[1], SHIM_ARG) == 0)
 		return shim_main(argc, argv);
@@ -961,14 +996,18 @@ main(int argc, char **argv)
 	memset(&l, 0, sizeof(l));
 	parse_args(argc, argv, &raw);
 	if (opts.probe)
-		return probe();
-	build_env(&raw.env);
-	resolve_paths(&raw, argv[0]);
-	open_result();
-	plan(&pol, &l);
-	if (opts.dry_run) {
-		dry_run(&l);
-		return 0;
+		rc = probe();
+	else {
+		build_env(&raw.env);
+		resolve_paths(&raw, argv[0]);
+		open_result();
+		plan(&pol, &l);
+		if (opts.dry_run) {
+			dry_run(&l);
+			rc = 0;
+		} else
+			rc = run_and_report(&pol, &l);
 	}
-	return run_and_report(&pol, &l);
+	teardown(&raw, &pol, &l);
+	return rc;
 }

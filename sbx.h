@@ -180,6 +180,7 @@ int	 set_cloexec(int);
 int	 set_nonblock(int);
 char	*find_program(const char *, const struct strv *);
 void	 exec_command(char **, char **);
+void	 launch_free(struct launch *);
 
 /* policy.c */
 int	 policy_compile(const struct sbx_opts *, struct policy *,
@@ -206,6 +207,7 @@ int	 landlock_build(const struct sbx_opts *, const struct policy *,
 int	 landlock_probe(const struct sbx_opts *, const struct policy *,
 	    struct sbx_err *);
 int	 landlock_apply(const struct launch *);
+void	 landlock_free(void *);
 
 /* seatbelt.c (pure builder) */
 int	 seatbelt_build(const struct sbx_opts *, const struct policy *,

@@ -11,13 +11,6 @@ setup() {
 	cd "$BATS_TEST_TMPDIR" || return 1
 }
 
-# alive PID: the process exists and is not a zombie.
-alive() {
-	local st
-	st=$(sed -n 's/^[0-9]* (.*) \(.\) .*/\1/p' "/proc/$1/stat" 2>/dev/null) || return 1
-	[ -n "$st" ] && [ "$st" != Z ]
-}
-
 # wait_lines FILE N: wait (at most 10 s) until FILE has N lines.
 wait_lines() {
 	local i
@@ -26,24 +19,6 @@ wait_lines() {
 		sleep 0.1
 	done
 	echo "$1 never got $2 lines" >&2
-	return 1
-}
-
-# none_alive FILE: no pid listed in FILE is alive (allowing 2 s for the
-# last SIGKILL to land).
-none_alive() {
-	local pid i left
-	for i in $(seq 20); do
-		left=
-		while read -r pid; do
-			alive "$pid" && left="$left $pid"
-		done <"$1"
-		[ -z "$left" ] && return 0
-		sleep 0.1
-	done
-	echo "still alive:$left" >&2
-	ps -o pid,ppid,pgid,stat,args -p "${left# }" >&2 || true
-	kill -9 $left 2>/dev/null || true
 	return 1
 }
 
@@ -239,7 +214,7 @@ sbx_interrupted() {
 	output=$(cat res)
 	[ "$(kv aborted)" = 1 ]
 	[ "$(kv timed_out)" = 0 ]
-	none_alive pids
+	none_alive pids 20
 }
 
 @test "sbx interrupted by SIGTERM: aborted=1, 143, the whole tree killed" {
@@ -271,7 +246,7 @@ sbx_interrupted() {
 	[ "$(kv aborted)" = 1 ]
 	[ "$(kv signal)" = SIGKILL ]
 	[[ "$(kv stdout)" == *term-seen* ]]
-	none_alive pids
+	none_alive pids 20
 }
 
 @test "sbx interrupted twice: the second signal kills at once" {
@@ -302,7 +277,7 @@ sbx_interrupted() {
 	[ "$rc" -ge 129 ] && [ "$rc" -le 143 ]
 	output=$(cat res)
 	[ "$(kv aborted)" = 1 ]
-	none_alive pids
+	none_alive pids 20
 }
 
 @test "sbx interrupted: output so far is in the result" {

@@ -46,3 +46,40 @@ require_landlock() {
 is_root() {
 	[ "$(id -u)" = 0 ]
 }
+
+# pid_alive PID: the process exists and is not a zombie.
+pid_alive() {
+	local st
+	st=$(sed -n 's/^[0-9]* (.*) \(.\) .*/\1/p' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ -n "$st" ] && [ "$st" != Z ]
+}
+
+# none_alive FILE [TENTHS]: FILE lists pids (at least one) and none of them
+# is alive, allowing TENTHS tenths of a second (default 10) for a SIGKILL
+# in flight. Leftovers are reported and killed.
+none_alive() {
+	local pid i left
+	[ -s "$1" ] || { echo "$1: no pids recorded" >&2; return 1; }
+	for i in $(seq "${2:-10}"); do
+		left=
+		while read -r pid; do
+			pid_alive "$pid" && left="$left $pid"
+		done <"$1"
+		[ -z "$left" ] && return 0
+		sleep 0.1
+	done
+	echo "still alive after sbx returned:$left" >&2
+	ps -o pid,ppid,pgid,sid,stat,args -p "${left# }" >&2 || true
+	kill -9 $left 2>/dev/null || true
+	return 1
+}
+
+# wait_for CMD...: retry CMD for up to 5 s.
+wait_for() {
+	local i
+	for i in $(seq 50); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}

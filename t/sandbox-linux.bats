@@ -40,15 +40,6 @@ free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# wait_for CMD...: retry CMD for up to 5 s.
-wait_for() {
-	local i
-	for i in $(seq 50); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 @test "bwrap: runs as executor=bwrap with isolation=os" {
 	run --separate-stderr "$SBX" --backend bwrap -C "$ws" -- sh -c 'echo hi'

@@ -114,14 +114,6 @@ bg() {
 	pids+=("$!")
 }
 
-wait_for() {
-	local i
-	for i in $(seq 50); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # A Unix socket server outside the sandbox that answers "pong".
 SERVER='

@@ -11,33 +11,6 @@ setup() {
 	cd "$BATS_TEST_TMPDIR" || return 1
 }
 
-# alive PID: the process exists and is not a zombie.
-alive() {
-	local st
-	st=$(sed -n 's/^[0-9]* (.*) \(.\) .*/\1/p' "/proc/$1/stat" 2>/dev/null) || return 1
-	[ -n "$st" ] && [ "$st" != Z ]
-}
-
-# none_alive FILE: no pid listed in FILE is alive. sbx has returned when
-# this runs, so the processes must already be gone; one second is allowed
-# for a SIGKILL in flight.
-none_alive() {
-	local pid i left
-	[ -s "$1" ] || { echo "$1: no pids recorded" >&2; return 1; }
-	for i in $(seq 10); do
-		left=
-		while read -r pid; do
-			alive "$pid" && left="$left $pid"
-		done <"$1"
-		[ -z "$left" ] && return 0
-		sleep 0.1
-	done
-	echo "still alive after sbx returned:$left" >&2
-	ps -o pid,ppid,pgid,sid,stat,args -p "${left# }" >&2 || true
-	kill -9 $left 2>/dev/null || true
-	return 1
-}
-
 # elapsed START: whole seconds since START ($SECONDS).
 elapsed() {
 	echo $((SECONDS - $1))
