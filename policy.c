@@ -445,8 +445,16 @@ policy_compile(const struct sbx_opts *o, struct policy *p, struct sbx_err *e)
 		    PATH_MISSING);
 		add_all(&l, &o->scope, RULE_WRITE);
 	}
-	if (o->protect)
+	if (o->protect) {
 		compute_protected(&p->writable, &prot);
+		/*
+		 * sbx itself, when it lies in a writable folder (./sbx run
+		 * from its checkout): a command that replaced it would run
+		 * unconfined the next time the user starts sbx.
+		 */
+		if (o->self != NULL && o->self[0] == '/')
+			protect(&prot, &p->writable, o->self, PATH_MISSING);
+	}
 	for (i = 0; i < prot.n; i++)
 		pin_parents(&pins, &p->writable, prot.r[i].path);
 	for (i = 0; i < o->deny_write.n; i++)

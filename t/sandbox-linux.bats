@@ -275,6 +275,22 @@ free_port() {
 	[ ! -e "$ws/.git/hooks" ]
 }
 
+@test "protected: sbx's own binary in the workspace cannot be replaced" {
+	cp "$SBX" "$ws/sbx"
+	run --separate-stderr "$ws/sbx" --backend bwrap --passthrough -C "$ws" -- sh -c '
+		echo evil > sbx 2>/dev/null && exit 11
+		rm -f sbx 2>/dev/null; [ -x sbx ] || exit 12
+		echo ok > other || exit 13
+		exit 0' 3>&-
+	[ "$status" -eq 0 ]
+	cmp -s "$SBX" "$ws/sbx"
+	# positive control: without the protected list it is an ordinary file
+	# (removed, since writing a running executable is refused anyway)
+	run --separate-stderr "$ws/sbx" --backend bwrap --passthrough --no-protect -C "$ws" -- sh -c 'rm sbx' 3>&-
+	[ "$status" -eq 0 ]
+	[ ! -e "$ws/sbx" ]
+}
+
 @test "protected: --no-protect drops the list (positive control)" {
 	require_cmd git
 	git -C "$ws" init -q
