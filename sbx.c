@@ -544,6 +544,19 @@ dry_backend(char **bwrap)
 	return opts.backend;
 }
 
+/* Everything a backend's builder allocated for a launch. */
+static void
+launch_free(struct launch *l)
+{
+	strv_free(&l->argv);
+	strv_free(&l->args);
+	strv_free(&l->placeholders);
+	free(l->seccomp);
+	free(l->profile);
+	landlock_free(l->landlock_plan);
+	memset(l, 0, sizeof(*l));
+}
+
 static void
 host_launch(struct launch *l)
 {

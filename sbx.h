@@ -180,7 +180,6 @@ int	 set_cloexec(int);
 int	 set_nonblock(int);
 char	*find_program(const char *, const struct strv *);
 void	 exec_command(char **, char **);
-void	 launch_free(struct launch *);
 
 /* policy.c */
 int	 policy_compile(const struct sbx_opts *, struct policy *,

@@ -439,16 +439,3 @@ exec_command(char **argv, char **envp)
 	}
 	errno = found ? EACCES : ENOENT;
 }
-
-/* Everything a backend's builder allocated for a launch. */
-void
-launch_free(struct launch *l)
-{
-	strv_free(&l->argv);
-	strv_free(&l->args);
-	strv_free(&l->placeholders);
-	free(l->seccomp);
-	free(l->profile);
-	landlock_free(l->landlock_plan);
-	memset(l, 0, sizeof(*l));
-}
