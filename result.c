@@ -83,37 +83,6 @@ struct seg {
 	size_t		 n;
 };
 
-/* Length of the valid UTF-8 sequence at p (1 to 4), or 0 when invalid. */
-static size_t
-utf8_len(const unsigned char *p, size_t n)
-{
-	size_t len, i;
-	unsigned cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		len = 2, cp = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		len = 3, cp = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		len = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and code points past U+10FFFF. */
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
-
 /*
  * A UTF-8 sequence cut by the end of a segment: the bytes from p on and
  * the first ones of the segments after it, joined in tmp.

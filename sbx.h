@@ -180,6 +180,7 @@ int	 set_cloexec(int);
 int	 set_nonblock(int);
 char	*find_program(const char *, const struct strv *);
 void	 exec_command(char **, char **);
+size_t	 utf8_len(const unsigned char *, size_t);
 
 /* policy.c */
 int	 policy_compile(const struct sbx_opts *, struct policy *,

@@ -118,39 +118,6 @@ put(struct text *t, const char *s)
 }
 
 /*
- * The length of the UTF-8 sequence at s (at most len bytes), or 0 when it
- * is not well formed (overlong, surrogate, above U+10FFFF, cut short).
- */
-static size_t
-utf8_len(const unsigned char *s, size_t len)
-{
-	size_t	 need, i;
-	uint32_t c;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		need = 2, c = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		need = 3, c = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		need = 4, c = s[0] & 0x07;
-	else
-		return 0;
-	if (need > len)
-		return 0;
-	for (i = 1; i < need; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if ((need == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
-	    (need == 4 && (c < 0x10000 || c > 0x10ffff)))
-		return 0;
-	return need;
-}
-
-/*
  * Why path cannot be written as an SBPL string, or NULL when it can.
  * Only backslash and double quote are escaped: those two escapes mean the
  * same in every Scheme reader. Control bytes are refused, not escaped:
