@@ -574,9 +574,12 @@ drop_caps(void)
 	if (syscall(SYS_capget, &h, d) < 0)
 		return -1;
 	if (d[0].perm | d[1].perm | d[0].inh | d[1].inh) {
+		/* EINVAL: past the kernel's last capability */
 		for (i = 0; i < 64; i++)
-			if (i != CAP_DAC_OVERRIDE && i != CAP_DAC_READ_SEARCH)
-				(void)prctl(PR_CAPBSET_DROP, i, 0, 0, 0);
+			if (i != CAP_DAC_OVERRIDE && i != CAP_DAC_READ_SEARCH &&
+			    prctl(PR_CAPBSET_DROP, i, 0, 0, 0) < 0 &&
+			    errno == EINVAL)
+				break;
 	}
 	d[0].eff &= keep;
 	d[0].perm &= keep;

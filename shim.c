@@ -83,8 +83,11 @@ drop_capabilities(void)
 	int cap;
 
 	for (cap = 0; cap < 64; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-			return -1;
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+			if (errno != EINVAL)
+				return -1;
+			break;	/* past the kernel's last capability */
+		}
 	/* NOROOT, NO_SETUID_FIXUP, KEEP_CAPS, NO_CAP_AMBIENT_RAISE: locked. */
 	if (prctl(PR_SET_SECUREBITS, 0xef, 0, 0, 0) < 0 ||
 	    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
