@@ -139,14 +139,14 @@ alive() {
 }
 
 @test "contract: timeout escalates to SIGKILL after the grace" {
-	run sbx -t 200ms -k 300ms -- sh -c 'trap "" TERM; while :; do sleep 0.05; done'
+	run sbx -t 1s -k 300ms -- sh -c 'trap "" TERM; while :; do sleep 0.05; done'
 	[ "$status" -eq 124 ]
 	[ "$(kv timed_out)" = 1 ]
 	[ "$(kv signal)" = SIGKILL ]
 }
 
 @test "contract: the whole tree dies on timeout, also setsid escapees" {
-	run sbx -t 1s -- sh -c "setsid $(esc e1) & $(esc e2) & sleep 300"
+	run sbx -t 2s -- sh -c "setsid $(esc e1) & $(esc e2) & sleep 300"
 	[ "$status" -eq 124 ]
 	[ -e "$ws/e1" ] && [ -e "$ws/e2" ]
 	sleep 0.2
