@@ -188,6 +188,21 @@ compute_writable(const struct sbx_opts *o, struct strv *w)
 		push_unique(w, o->scope.v[i]);
 }
 
+/* Hold real, a resolved path that exists, when a writable folder has it. */
+static void
+hold(struct plist *l, const struct strv *w, const char *real,
+    enum path_type create)
+{
+	if (!writable_holder(w, real) || plist_has(l, real))
+		return;
+	/* An empty one may be another sbx run's placeholder, removed while
+	 * this run starts: hold it the same way, so the launch works whether
+	 * or not it is still there. */
+	if (create != PATH_MISSING && !is_empty(real))
+		create = PATH_MISSING;
+	plist_add(l, RULE_READONLY, real, type_of(real), 1, create);
+}
+
 /*
  * Protect one candidate: at its real target when that lies in a writable
  * folder (elsewhere it is read-only already); a dangling symlink is skipped;
@@ -201,14 +216,7 @@ protect(struct plist *l, const struct strv *w, const char *path,
 	struct stat st;
 
 	if (realpath(path, real) != NULL) {
-		/* An empty one may be another sbx run's placeholder, removed
-		 * while this run starts: hold it the same way, so the launch
-		 * works whether or not it is still there. */
-		if (create != PATH_MISSING && !is_empty(real))
-			create = PATH_MISSING;
-		if (writable_holder(w, real) && !plist_has(l, real))
-			plist_add(l, RULE_READONLY, real, type_of(real), 1,
-			    create);
+		hold(l, w, real, create);
 		return;
 	}
 	if (errno != ENOENT || create == PATH_MISSING ||
@@ -219,7 +227,7 @@ protect(struct plist *l, const struct strv *w, const char *path,
 	*base++ = '\0';
 	if (realpath(*dir ? dir : "/", real) != NULL &&
 	    type_of(real) == PATH_DIR) {
-		ph = xasprintf("%s/%s", strcmp(real, "/") ? real : "", base);
+		ph = path_join(real, base);
 		if (writable_holder(w, ph) && !plist_has(l, ph))
 			plist_add(l, RULE_READONLY, ph, PATH_MISSING, 1,
 			    create);
@@ -228,19 +236,34 @@ protect(struct plist *l, const struct strv *w, const char *path,
 	free(dir);
 }
 
+/*
+ * Protect dir/name, dir resolved. Most candidates are plain names that
+ * are missing or no symlink, and then dir/name is its own real path: one
+ * lstat(2) instead of realpath(3), which reads every component's link.
+ */
 static void
 protect_in(struct plist *l, const struct strv *w, const char *dir,
     const char *name, enum path_type create)
 {
+	struct stat st;
 	char *p;
 
-	p = xasprintf("%s/%s", strcmp(dir, "/") ? dir : "", name);
-	protect(l, w, p, create);
+	p = path_join(dir, name);
+	if (strchr(name, '/') != NULL)
+		protect(l, w, p, create);
+	else if (lstat(p, &st) == 0) {
+		if (S_ISLNK(st.st_mode))
+			protect(l, w, p, create);
+		else
+			hold(l, w, p, create);
+	} else if (errno == ENOENT && create != PATH_MISSING &&
+	    writable_holder(w, p) && !plist_has(l, p))
+		plist_add(l, RULE_READONLY, p, PATH_MISSING, 1, create);
 	free(p);
 }
 
-static void protect_gitdir(struct plist *, const struct strv *, const char *,
-    int);
+static void protect_gitdir_at(struct plist *, const struct strv *,
+    const char *, int);
 
 /* Submodule git dirs live at modules/NAME, NAME possibly with slashes. */
 static void
@@ -257,11 +280,11 @@ protect_modules(struct plist *l, const struct strv *w, const char *dir,
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
 			continue;
-		sub = xasprintf("%s/%s", dir, de->d_name);
+		sub = path_join(dir, de->d_name);
 		head = xasprintf("%s/HEAD", sub);
 		if (type_of(sub) == PATH_DIR) {
 			if (access(head, F_OK) == 0)
-				protect_gitdir(l, w, sub, depth + 1);
+				protect_gitdir_at(l, w, sub, depth + 1);
 			else
 				protect_modules(l, w, sub, depth + 1);
 		}
@@ -269,6 +292,21 @@ protect_modules(struct plist *l, const struct strv *w, const char *dir,
 		free(sub);
 	}
 	closedir(d);
+}
+
+/* A git dir, g resolved. */
+static void protect_gitdir(struct plist *, const struct strv *, const char *,
+    int);
+
+/* A git dir at path, which may be or pass through a symlink. */
+static void
+protect_gitdir_at(struct plist *l, const struct strv *w, const char *path,
+    int depth)
+{
+	char real[PATH_MAX];
+
+	if (realpath(path, real) != NULL)
+		protect_gitdir(l, w, real, depth);
 }
 
 /*
@@ -323,7 +361,7 @@ protect_repos(struct plist *l, const struct strv *w, const char *folder)
 		git = xasprintf("%s/.git", strcmp(dir, "/") ? dir : "");
 		if (stat(git, &st) == 0) {
 			if (S_ISDIR(st.st_mode))
-				protect_gitdir(l, w, git, 0);
+				protect_gitdir_at(l, w, git, 0);
 			else
 				protect(l, w, git, PATH_MISSING);
 		}
