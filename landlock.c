@@ -214,12 +214,6 @@ add(struct build *b, const char *path, uint64_t access, int isdir)
 	p->n++;
 }
 
-static char *
-join(const char *dir, const char *name)
-{
-	return xasprintf("%s/%s", strcmp(dir, "/") ? dir : "", name);
-}
-
 static void grant(struct build *, const struct cls *, const char *);
 
 /* A folder whose class is on but holds exceptions: each entry on its own. */
@@ -237,7 +231,7 @@ grant_entries(struct build *b, const struct cls *c, const char *dir)
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
 			continue;
-		sub = join(dir, de->d_name);
+		sub = path_join(dir, de->d_name);
 		grant(b, c, sub);
 		free(sub);
 	}

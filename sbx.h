@@ -174,6 +174,7 @@ int	 parse_duration(const char *, int64_t *);
 int	 parse_size(const char *, size_t *);
 int64_t	 now_ms(void);
 char	*shell_quote(const char *);
+char	*path_join(const char *, const char *);
 int	 path_under(const char *, const char *);
 const char *signal_name(int);
 int	 set_cloexec(int);

@@ -280,6 +280,19 @@ shell_quote(const char *s)
 	return q;
 }
 
+/* dir/name, with no double slash when dir is "/"; no printf on this path. */
+char *
+path_join(const char *dir, const char *name)
+{
+	size_t dl = strcmp(dir, "/") ? strlen(dir) : 0, nl = strlen(name);
+	char *p = xmalloc(dl + nl + 2);
+
+	memcpy(p, dir, dl);
+	p[dl] = '/';
+	memcpy(p + dl + 1, name, nl + 1);
+	return p;
+}
+
 /* 1 when path is dir or lies below it (both absolute and clean). */
 int
 path_under(const char *path, const char *dir)
@@ -366,7 +379,7 @@ find_program(const char *name, const struct strv *avoid)
 				skip = 1;
 		if (skip)
 			continue;
-		full = xasprintf("%s/%s", dir, name);
+		full = path_join(dir, name);
 		if (access(full, X_OK) == 0)
 			found = full;
 		else
