@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/landlock.sh: launch cost of the landlock backend, in one hyperfine
 # run: `sbx --backend landlock -- /bin/true` against `sbx --sandbox host`
-# and `sbx --backend bwrap`, as ratios. Target: landlock within 1.2x of
+# and `sbx --backend bwrap`, as ratios (median of the per-round ratios). Target: landlock within 1.2x of
 # host, and several times faster than bwrap.
 # Usage: bench/landlock.sh [SBX]   (default: ./sbx); needs hyperfine.
 set -eu
@@ -21,18 +21,35 @@ for c in $cmds; do
 	*) set -- "$@" -n "$c" "$sbx -C $ws --backend $c -- /bin/true" ;;
 	esac
 done
-hyperfine -N -w 20 -m 200 --export-json "$out/landlock.json" "$@" >"$out/landlock.txt" 2>&1 ||
-    { cat "$out/landlock.txt" >&2; exit 1; }
-python3 - "$out/landlock.json" <<'PY'
-import json, sys
-r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
-h = r["host"]["mean"]
+# Rounds, each timing all three commands in turn: a machine whose speed
+# drifts over a minute (a busy host, a neighbour VM) then moves the
+# baseline with the others instead of skewing one side of a ratio.
+rounds=${ROUNDS:-7}
+i=1
+while [ "$i" -le "$rounds" ]; do
+	hyperfine -N -w 5 -m 40 --export-json "$out/landlock.$i.json" "$@" \
+	    >"$out/landlock.txt" 2>&1 || { cat "$out/landlock.txt" >&2; exit 1; }
+	i=$((i + 1))
+done
+python3 - "$out" "$rounds" <<'PY'
+import json, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+runs = []
+for i in range(1, rounds + 1):
+    r = json.load(open(f"{out}/landlock.{i}.json"))["results"]
+    runs.append({x["command"]: x["median"] for x in r})
+def ratio(a, b):
+    v = sorted(x[a] / x[b] for x in runs)
+    return statistics.median(v), v[0], v[-1]
 for name in ("host", "landlock", "bwrap"):
-    if name in r:
-        m = r[name]["mean"]
-        print(f"{name:9} {m * 1e3:7.3f} ms  ±{r[name]['stddev'] * 1e3:.3f}  {m / h:5.2f}x host")
-if "bwrap" in r:
-    print(f"bwrap/landlock {r['bwrap']['mean'] / r['landlock']['mean']:.1f}x")
-l = r["landlock"]["mean"] / h
-print(f"landlock/host {l:.2f}x (target <= 1.20): {'ok' if l <= 1.2 else 'MISSED'}")
+    if name in runs[0]:
+        t = statistics.median(x[name] for x in runs)
+        m, lo, hi = ratio(name, "host")
+        print(f"{name:9} {t * 1e3:7.3f} ms  {m:5.2f}x host  (rounds {lo:.2f}-{hi:.2f})")
+if "bwrap" in runs[0]:
+    m, lo, hi = ratio("bwrap", "landlock")
+    print(f"bwrap/landlock {m:.1f}x (rounds {lo:.1f}-{hi:.1f})")
+l = ratio("landlock", "host")[0]
+print(f"landlock/host {l:.2f}x, median of {rounds} rounds (target <= 1.20): "
+      f"{'ok' if l <= 1.2 else 'MISSED'}")
 PY
