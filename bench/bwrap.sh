@@ -7,8 +7,11 @@
 #   capture_ratio  throughput of 1 GiB through `sbx -m 1M` over a plain pipe
 #                  into cat; target >= 0.90
 #
-# Needs hyperfine and python3. Writes bench/out/bwrap.json (hyperfine's
-# exports) and bench/out/bwrap.txt (key=value). Usage: bench/bwrap.sh [RUNS]
+# Both are medians of per-round ratios over ROUNDS (default 5) rounds, with
+# the range of the rounds beside them. Needs hyperfine and python3. Writes
+# bench/out/bwrap-launch.N.json and bwrap-capture.N.json (hyperfine's
+# exports) and bench/out/bwrap.txt (key=value).
+# Usage: [ROUNDS=N] bench/bwrap.sh [RUNS]
 set -eu
 cd "$(dirname "$0")/.."
 SBX=${SBX:-./sbx}
@@ -38,27 +41,41 @@ PY
 echo "plain bwrap: $plain"
 sbxq=$(printf '%s --backend bwrap -- /bin/true' "$SBX")
 
-hyperfine -N --warmup 20 --runs "$RUNS" --export-json "$out/bwrap-launch.json" \
-    -n bwrap "$plain" -n sbx "$sbxq"
-hyperfine --warmup 1 --runs 5 --export-json "$out/bwrap-capture.json" \
-    -n pipe 'head -c 1G /dev/zero | cat >/dev/null' \
-    -n sbx "$SBX --backend bwrap -m 1M -- head -c 1G /dev/zero >/dev/null"
+# Rounds of both measurements in turn, so that a machine whose speed drifts
+# moves the baseline with sbx; the figures are medians of per-round ratios.
+rounds=${ROUNDS:-5}
+per=$(( (RUNS + rounds - 1) / rounds ))
+i=1
+while [ "$i" -le "$rounds" ]; do
+	hyperfine -N --warmup 5 --runs "$per" --export-json "$out/bwrap-launch.$i.json" \
+	    -n bwrap "$plain" -n sbx "$sbxq" >/dev/null
+	hyperfine --runs 2 --export-json "$out/bwrap-capture.$i.json" \
+	    -n pipe 'head -c 1G /dev/zero | cat >/dev/null' \
+	    -n sbx "$SBX --backend bwrap -m 1M -- head -c 1G /dev/zero >/dev/null" \
+	    >/dev/null
+	i=$((i + 1))
+done
 
-python3 - "$out" <<'PY'
-import json, sys
-out = sys.argv[1]
-def means(name):
-    with open(f"{out}/{name}") as f:
-        return {r["command"]: r["mean"] for r in json.load(f)["results"]}
-l = means("bwrap-launch.json")
-c = means("bwrap-capture.json")
+python3 - "$out" "$rounds" <<'PY'
+import json, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+def medians(name, i):
+    with open(f"{out}/{name}.{i}.json") as f:
+        return {r["command"]: r["median"] for r in json.load(f)["results"]}
+l = [medians("bwrap-launch", i) for i in range(1, rounds + 1)]
+c = [medians("bwrap-capture", i) for i in range(1, rounds + 1)]
+med = statistics.median
+lr = sorted(x["sbx"] / x["bwrap"] for x in l)
+cr = sorted(x["pipe"] / x["sbx"] for x in c)
 lines = [
-    f"bwrap_launch_ms={l['bwrap'] * 1000:.2f}",
-    f"sbx_launch_ms={l['sbx'] * 1000:.2f}",
-    f"launch_ratio={l['sbx'] / l['bwrap']:.3f}",
-    f"pipe_capture_s={c['pipe']:.3f}",
-    f"sbx_capture_s={c['sbx']:.3f}",
-    f"capture_ratio={c['pipe'] / c['sbx']:.3f}",
+    f"bwrap_launch_ms={med(x['bwrap'] for x in l) * 1000:.2f}",
+    f"sbx_launch_ms={med(x['sbx'] for x in l) * 1000:.2f}",
+    f"launch_ratio={med(lr):.3f}",
+    f"launch_ratio_rounds={lr[0]:.3f}-{lr[-1]:.3f}",
+    f"pipe_capture_s={med(x['pipe'] for x in c):.3f}",
+    f"sbx_capture_s={med(x['sbx'] for x in c):.3f}",
+    f"capture_ratio={med(cr):.3f}",
+    f"capture_ratio_rounds={cr[0]:.3f}-{cr[-1]:.3f}",
 ]
 with open(f"{out}/bwrap.txt", "w") as f:
     f.write("\n".join(lines) + "\n")

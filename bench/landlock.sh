@@ -1,9 +1,11 @@
 #!/bin/sh
-# bench/landlock.sh: launch cost of the landlock backend, in one hyperfine
-# run: `sbx --backend landlock -- /bin/true` against `sbx --sandbox host`
-# and `sbx --backend bwrap`, as ratios (median of the per-round ratios). Target: landlock within 1.2x of
-# host, and several times faster than bwrap.
-# Usage: bench/landlock.sh [SBX]   (default: ./sbx); needs hyperfine.
+# bench/landlock.sh: launch cost of the landlock backend:
+# `sbx --backend landlock -- /bin/true` against `sbx --sandbox host` and
+# `sbx --backend bwrap`, as the median of per-round ratios over ROUNDS
+# (default 7) rounds. Target: landlock within 1.2x of host, and several
+# times faster than bwrap.
+# Usage: [ROUNDS=N] bench/landlock.sh [SBX]   (default: ./sbx); needs
+# hyperfine and python3.
 set -eu
 cd "$(dirname "$0")/.."
 sbx=${1:-./sbx}
