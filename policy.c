@@ -203,6 +203,16 @@ hold(struct plist *l, const struct strv *w, const char *real,
 	plist_add(l, RULE_READONLY, real, type_of(real), 1, create);
 }
 
+/* A missing path, its folder resolved: an empty placeholder when asked. */
+static void
+hold_missing(struct plist *l, const struct strv *w, const char *path,
+    enum path_type create)
+{
+	if (create != PATH_MISSING && writable_holder(w, path) &&
+	    !plist_has(l, path))
+		plist_add(l, RULE_READONLY, path, PATH_MISSING, 1, create);
+}
+
 /*
  * Protect one candidate: at its real target when that lies in a writable
  * folder (elsewhere it is read-only already); a dangling symlink is skipped;
@@ -228,9 +238,7 @@ protect(struct plist *l, const struct strv *w, const char *path,
 	if (realpath(*dir ? dir : "/", real) != NULL &&
 	    type_of(real) == PATH_DIR) {
 		ph = path_join(real, base);
-		if (writable_holder(w, ph) && !plist_has(l, ph))
-			plist_add(l, RULE_READONLY, ph, PATH_MISSING, 1,
-			    create);
+		hold_missing(l, w, ph, create);
 		free(ph);
 	}
 	free(dir);
@@ -256,9 +264,8 @@ protect_in(struct plist *l, const struct strv *w, const char *dir,
 			protect(l, w, p, create);
 		else
 			hold(l, w, p, create);
-	} else if (errno == ENOENT && create != PATH_MISSING &&
-	    writable_holder(w, p) && !plist_has(l, p))
-		plist_add(l, RULE_READONLY, p, PATH_MISSING, 1, create);
+	} else if (errno == ENOENT)
+		hold_missing(l, w, p, create);
 	free(p);
 }
 
@@ -294,25 +301,11 @@ protect_modules(struct plist *l, const struct strv *w, const char *dir,
 	closedir(d);
 }
 
-/* A git dir, g resolved. */
-static void protect_gitdir(struct plist *, const struct strv *, const char *,
-    int);
-
-/* A git dir at path, which may be or pass through a symlink. */
-static void
-protect_gitdir_at(struct plist *l, const struct strv *w, const char *path,
-    int depth)
-{
-	char real[PATH_MAX];
-
-	if (realpath(path, real) != NULL)
-		protect_gitdir(l, w, real, depth);
-}
-
 /*
  * A git dir: hooks and config run code in git commands started later
  * outside the sandbox, so both are held read-only, as empty placeholders
  * when missing; likewise per-worktree config and submodule git dirs.
+ * g is resolved, as protect_in() needs its folder to be.
  */
 static void
 protect_gitdir(struct plist *l, const struct strv *w, const char *g,
@@ -344,6 +337,17 @@ protect_gitdir(struct plist *l, const struct strv *w, const char *g,
 	free(p);
 }
 
+/* A git dir at path, which may be or pass through a symlink. */
+static void
+protect_gitdir_at(struct plist *l, const struct strv *w, const char *path,
+    int depth)
+{
+	char real[PATH_MAX];
+
+	if (realpath(path, real) != NULL)
+		protect_gitdir(l, w, real, depth);
+}
+
 /*
  * The repositories that hold a writable folder: the folder itself and each
  * of its parents (a writable .git folder belongs to the repository above).
@@ -358,7 +362,7 @@ protect_repos(struct plist *l, const struct strv *w, const char *folder)
 
 	dir = xstrdup(folder);
 	for (;;) {
-		git = xasprintf("%s/.git", strcmp(dir, "/") ? dir : "");
+		git = path_join(dir, ".git");
 		if (stat(git, &st) == 0) {
 			if (S_ISDIR(st.st_mode))
 				protect_gitdir_at(l, w, git, 0);
