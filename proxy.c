@@ -1694,6 +1694,20 @@ accept_burst(struct proxy *p, int64_t now)
 	}
 }
 
+/* The bridge's message: one byte, and a descriptor in ctl. */
+static void
+bridge_msg(struct msghdr *m, struct iovec *iov, char *byte, void *ctl,
+    size_t ctllen)
+{
+	memset(m, 0, sizeof *m);
+	iov->iov_base = byte;
+	iov->iov_len = 1;
+	m->msg_iov = iov;
+	m->msg_iovlen = 1;
+	m->msg_control = ctl;
+	m->msg_controllen = ctllen;
+}
+
 #ifdef __linux__
 static void
 take_fds(struct proxy *p, struct msghdr *m, int64_t now)
@@ -1734,13 +1748,7 @@ bridge_recv(struct proxy *p, int64_t now)
 	int i;
 
 	for (i = 0; i < BURST; i++) {
-		memset(&m, 0, sizeof m);
-		iov.iov_base = &byte;
-		iov.iov_len = 1;
-		m.msg_iov = &iov;
-		m.msg_iovlen = 1;
-		m.msg_control = u.b;
-		m.msg_controllen = sizeof u.b;
+		bridge_msg(&m, &iov, &byte, u.b, sizeof u.b);
 		k = recvmsg(p->bfd, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
 		    errno == EINTR))
@@ -2106,14 +2114,8 @@ proxy_bridge_run(int lfd, int fd)
 				continue;
 			return -1;
 		}
-		memset(&m, 0, sizeof m);
 		memset(&u, 0, sizeof u);
-		iov.iov_base = &byte;
-		iov.iov_len = 1;
-		m.msg_iov = &iov;
-		m.msg_iovlen = 1;
-		m.msg_control = u.b;
-		m.msg_controllen = sizeof u.b;
+		bridge_msg(&m, &iov, &byte, u.b, sizeof u.b);
 		cm = CMSG_FIRSTHDR(&m);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;
