@@ -43,6 +43,17 @@ require_landlock() {
 	    sbx_skip "landlock backend unavailable: $("$SBX" --probe 2>&1 | grep '^landlock' | head -n 1)"
 }
 
+# shquote ARG...: one line with the words single-quoted for any POSIX sh,
+# newlines and quotes kept. script(1) runs its command with $SHELL, which
+# may be dash, and dash does not read the $'...' of bash's printf %q.
+shquote() {
+	local a q=
+	for a in "$@"; do
+		q="$q '${a//\'/\'\\\'\'}'"
+	done
+	printf '%s\n' "${q# }"
+}
+
 is_root() {
 	[ "$(id -u)" = 0 ]
 }

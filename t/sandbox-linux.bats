@@ -533,12 +533,12 @@ free_port() {
 	    if /usr/bin/python3 -c "import fcntl, termios; fcntl.ioctl(0, termios.TIOCSTI, b\"#\")" 2>/dev/null
 	    then echo STI_OK; else echo STI_DENIED; fi >>"$f"'
 	# positive control: on a terminal of its own, outside, the probe works
-	setsid script -qec "$(printf '%q ' sh -c "$probe" sh "$out/outside")" /dev/null </dev/null >/dev/null
+	SHELL=/bin/sh setsid script -qec "$(shquote sh -c "$probe" sh "$out/outside")" /dev/null </dev/null >/dev/null
 	echo "outside: $(cat "$out/outside")"
 	grep -qx HAVE_TTY "$out/outside"
 	sti_works=0
 	grep -qx STI_OK "$out/outside" && sti_works=1
-	setsid script -qec "$(printf '%q ' "$SBX" --backend bwrap --passthrough -C "$ws" -- sh -c "$probe" sh "$ws/inside")" /dev/null </dev/null >/dev/null
+	SHELL=/bin/sh setsid script -qec "$(shquote "$SBX" --backend bwrap --passthrough -C "$ws" -- sh -c "$probe" sh "$ws/inside")" /dev/null </dev/null >/dev/null
 	echo "inside: $(cat "$ws/inside")"
 	grep -qx NO_TTY "$ws/inside"
 	if [ "$sti_works" = 1 ]; then

@@ -214,7 +214,7 @@ print(" ".join(out))
 EOF
 	for b in "${backends[@]}"; do
 		rm -f "$ws/sti.out"
-		script -qec "$(printf '%q ' "$SBX" --backend "$b" -C "$ws" --passthrough -- python3 "$BATS_TEST_TMPDIR/sti.py" "$ws/sti.out")" /dev/null </dev/null >/dev/null 3>&-
+		SHELL=/bin/sh script -qec "$(shquote "$SBX" --backend "$b" -C "$ws" --passthrough -- python3 "$BATS_TEST_TMPDIR/sti.py" "$ws/sti.out")" /dev/null </dev/null >/dev/null 3>&-
 		output=$(cat "$ws/sti.out")
 		echo "$b: $output"
 		[[ "$output" == *"EPERM"* ]]
