@@ -177,6 +177,10 @@ bwrap_build(const struct sbx_opts *o, const struct policy *p,
 	strv_push(&l->argv, "--seccomp");
 	if (o->net == NET_PROXY)
 		strv_push(&l->argv, "--bridge");
+	for (i = 0; i + 1 < o->reopen.n; i += 2) {
+		strv_push(&l->argv, "--reopen");
+		push2(&l->argv, o->reopen.v[i], o->reopen.v[i + 1]);
+	}
 	strv_push(&l->argv, "--");
 	for (c = o->cmd; c && *c; c++)
 		strv_push(&l->argv, *c);

@@ -48,6 +48,7 @@ struct loop {
 	int		 started;
 	int		 exec_errno;
 	int		 setup_failed;	/* landlock/sandbox refused in child */
+	int		 reopen_fd;	/* the shim could not reopen it, or -1 */
 	int		 term_sent;
 	int		 killed;
 	int64_t		 start;
@@ -485,7 +486,9 @@ drain(int *fd, struct capture *c)
 /*
  * Status messages: 'S' the shim started inside the sandbox, 'E' errno the
  * command could not be executed, 'L' errno the sandbox could not be set up
- * in the child, 'W' status the command's own wait status (from the shim).
+ * in the child, 'R' fd << 16 | errno the shim could not reopen an inherited
+ * fd inside the sandbox, 'W' status the command's own wait status (from the
+ * shim).
  */
 static void
 read_status(struct loop *lp)
@@ -517,6 +520,10 @@ read_status(struct loop *lp)
 		case 'S': lp->started = 1; break;
 		case 'E': lp->exec_errno = v ? v : EIO; lp->started = 0; break;
 		case 'L': lp->setup_failed = v ? v : EIO; break;
+		case 'R':
+			lp->reopen_fd = v >> 16 & 3;
+			lp->setup_failed = v & 0xffff ? v & 0xffff : EIO;
+			break;
 		case 'W': lp->have_cmd = 1; lp->cmd_status = v; break;
 		}
 	}
@@ -753,12 +760,33 @@ fill_result(struct loop *lp)
 		res->signal = WTERMSIG(st);
 }
 
+/* An inherited file the shim could not open by its name inside. */
+static int
+reopen_error(const struct loop *lp, struct sbx_err *e)
+{
+	static const char *const name[] = { "standard input",
+	    "standard output", "standard error" };
+	const struct strv *ro = &lp->r->o->reopen;
+	const char *path = "?";
+	size_t i;
+
+	for (i = 0; i + 1 < ro->n; i += 2)
+		if (ro->v[i][0] - '0' == lp->reopen_fd)
+			path = ro->v[i + 1];
+	return sbx_errf(e, ERR_POLICY, "%s (%s) cannot be opened by that "
+	    "name inside the sandbox (%s); pipe it in instead",
+	    name[lp->reopen_fd], shown(path), lp->setup_failed == ESTALE ?
+	    "another file has it there" : strerror(lp->setup_failed));
+}
+
 /* The result when the command never ran: exec or sandbox setup failed. */
 static int
 start_error(struct loop *lp, struct sbx_err *e)
 {
 	const char *name = lp->r->o->cmd[0];
 
+	if (lp->reopen_fd >= 0)
+		return reopen_error(lp, e);
 	if (lp->setup_failed)
 		return sbx_errf(e, ERR_SANDBOX, "sandbox setup: %s",
 		    strerror(lp->setup_failed));
@@ -779,7 +807,7 @@ proc_run(struct run *r, struct sbx_err *e)
 
 	memset(&lp, 0, sizeof(lp));
 	lp.r = r;
-	lp.out = lp.err = lp.status = -1;
+	lp.out = lp.err = lp.status = lp.reopen_fd = -1;
 	lp.timeout_at = lp.kill_at = lp.drain_at = -1;
 	if (signals_setup() < 0)
 		return sbx_errf(e, ERR_SPAWN, "signals: %s", strerror(errno));

@@ -97,27 +97,6 @@ usage(FILE *f)
 "  -V, --version           the version\n", f);
 }
 
-/* A path or value made safe for a one-line message. */
-static const char *
-shown(const char *s)
-{
-	static char buf[4][512];
-	static int k;
-	char *d = buf[k = (k + 1) % 4];
-	size_t n = 0;
-
-	for (; *s && n + 5 < sizeof(buf[0]); s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c < 0x20 || c == 0x7f)
-			n += (size_t)snprintf(d + n, 5, "\\x%02x", c);
-		else
-			d[n++] = (char)c;
-	}
-	d[n] = '\0';
-	return d;
-}
-
 static struct sbx_opts opts;
 static enum backend asked;	/* --backend as given */
 static int result_fd = -1;
@@ -594,6 +573,84 @@ build(enum backend b, const struct policy *pol, const char *bwrap,
 	}
 }
 
+static const char *const std_name[] = {
+	"standard input", "standard output", "standard error"
+};
+
+/* A device node bwrap's --dev binds in from the host, /dev/tty aside. */
+static int
+bound_device(const char *path)
+{
+	size_t i;
+
+	for (i = 0; host_devices[i]; i++)
+		if (strcmp(path, host_devices[i]) == 0)
+			return strcmp(path, "/dev/tty") != 0;
+	return 0;
+}
+
+/*
+ * The descriptors the command inherits from sbx's caller (0; 1 and 2 with
+ * --passthrough) were opened on the host's own mounts, and a mount
+ * namespace does not change that: from a directory, openat(2) reaches the
+ * host's whole tree, and through /proc/self/fd/N a file read-only here can
+ * be reopened for writing, or have its mode changed, wherever the host's
+ * mount allows it. Directories and O_PATH descriptors are refused under
+ * every sandbox. Under bwrap the shim reopens a named file held read-only,
+ * and /dev/null and the like, by name inside the sandbox (--reopen): the
+ * new descriptor is bound by the sandbox's mounts.
+ */
+static int
+check_inherited(enum backend b, struct sbx_err *e)
+{
+	char link[32], path[PATH_MAX], num[2];
+	struct stat st;
+	int fd, fl, last = opts.passthrough ? 2 : 0;
+	ssize_t n;
+
+	for (fd = 0; fd <= last; fd++) {
+		if ((fl = fcntl(fd, F_GETFL)) < 0 || fstat(fd, &st) < 0)
+			return sbx_errf(e, ERR_POLICY, "%s: %s", std_name[fd],
+			    strerror(errno));
+#ifdef O_PATH
+		if (fl & O_PATH)
+			return sbx_errf(e, ERR_POLICY, "%s is an O_PATH "
+			    "descriptor: the command could reach the host's "
+			    "files through it", std_name[fd]);
+#endif
+		if (S_ISDIR(st.st_mode))
+			return sbx_errf(e, ERR_POLICY, "%s is a directory: the "
+			    "command could reach the host's files through it",
+			    std_name[fd]);
+		if (b != BACKEND_BWRAP)
+			continue;
+		if (S_ISBLK(st.st_mode))
+			return sbx_errf(e, ERR_POLICY, "%s is a block device: "
+			    "the command could reopen it for writing; pipe it "
+			    "in instead", std_name[fd]);
+		if (!(S_ISREG(st.st_mode) && (fl & O_ACCMODE) == O_RDONLY &&
+		    st.st_nlink > 0) && !S_ISCHR(st.st_mode))
+			continue;
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, path, sizeof(path) - 1);
+		path[n > 0 ? n : 0] = '\0';
+		if (S_ISCHR(st.st_mode)) {
+			/* A terminal, say: no name inside to reopen. */
+			if (!bound_device(path))
+				continue;
+		} else if (path[0] != '/')
+			return sbx_errf(e, ERR_POLICY, "%s: cannot tell the "
+			    "file's name (%s) to reopen it inside the sandbox; "
+			    "pipe it in instead", std_name[fd],
+			    n < 0 ? strerror(errno) : "not a path");
+		num[0] = (char)('0' + fd);
+		num[1] = '\0';
+		strv_push(&opts.reopen, num);
+		strv_push(&opts.reopen, path);
+	}
+	return 0;
+}
+
 /*
  * Choose and build. --sandbox os fails closed; --sandbox auto falls back to
  * no sandbox, saying so on stderr and in the result (isolation=none).
@@ -624,7 +681,8 @@ plan(struct policy *pol, struct launch *l)
 	}
 	asked = opts.backend;
 	opts.backend = b;
-	if (build(b, pol, bwrap, l, &e) < 0)
+	if ((b != BACKEND_HOST && check_inherited(b, &e) < 0) ||
+	    build(b, pol, bwrap, l, &e) < 0)
 		fail(&e, 1);
 	free(bwrap);
 }
@@ -967,6 +1025,7 @@ teardown(struct raw *raw, struct policy *pol, struct launch *l)
 	strv_free(&opts.deny_read);
 	strv_free(&opts.scope);
 	strv_free(&opts.env);
+	strv_free(&opts.reopen);
 	for (i = 0; i < opts.nhosts; i++)
 		free(opts.hosts[i].name);
 	free(opts.hosts);

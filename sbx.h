@@ -84,6 +84,7 @@ struct sbx_opts {
 	char		 *result_path;
 	char		**cmd;		/* NULL-terminated command */
 	char		 *self;		/* sbx's own executable, resolved */
+	struct strv	  reopen;	/* bwrap: fd digit, path: for the shim */
 };
 
 /*
@@ -166,6 +167,7 @@ void	 strv_push(struct strv *, const char *);
 void	 strv_pushf(struct strv *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	 strv_free(struct strv *);
+const char *shown(const char *);
 int	 sbx_errf(struct sbx_err *, enum err_kind, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 const char *err_kind_name(enum err_kind);
@@ -256,6 +258,7 @@ int	 proc_kill_tree(int, int);
 void	 proc_signals_default(void);
 
 /* shim.c: sbx's own process inside the bwrap sandbox */
+extern const char *const host_devices[];
 int	 shim_main(int, char **);
 
 #endif

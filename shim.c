@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #ifdef __linux__
 #include <sys/mount.h>
@@ -54,12 +56,13 @@ send_status(char kind, int v)
 	(void)!write(FD_STATUS, m, sizeof(m));
 }
 
-#ifdef __linux__
 /* What bwrap's --dev binds from the host. */
-static const char *const host_devices[] = {
+const char *const host_devices[] = {
 	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
 	"/dev/tty", NULL
 };
+
+#ifdef __linux__
 
 static int
 devices_readonly(void)
@@ -133,6 +136,45 @@ confine(int ro_dev, int seccomp)
 	return 0;
 }
 
+/*
+ * --reopen N PATH: make fd N, inherited from sbx's caller, a descriptor of
+ * the same file opened by name inside the sandbox, with the same access
+ * mode, status flags and offset, so that /proc/self/fd/N leads to the
+ * sandbox's mounts and not the host's. ESTALE: another file has the name.
+ */
+static int
+reopen_fd(int fd, const char *path)
+{
+	struct stat a, b;
+	int fl, nfd;
+	off_t off;
+
+	if ((fl = fcntl(fd, F_GETFL)) < 0 || fstat(fd, &a) < 0)
+		return -1;
+	/* O_NONBLOCK: a FIFO put in the file's place cannot hold the shim. */
+	nfd = open(path, (fl & (O_ACCMODE | O_APPEND)) | O_NOCTTY |
+	    O_NONBLOCK | O_CLOEXEC);
+	if (nfd < 0)
+		return -1;
+	if (fstat(nfd, &b) < 0 || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino || a.st_rdev != b.st_rdev ||
+	    (a.st_mode & S_IFMT) != (b.st_mode & S_IFMT)) {
+		close(nfd);
+		errno = ESTALE;
+		return -1;
+	}
+	if (S_ISREG(a.st_mode) && ((off = lseek(fd, 0, SEEK_CUR)) < 0 ||
+	    lseek(nfd, off, SEEK_SET) < 0))
+		goto fail;
+	if (fcntl(nfd, F_SETFL, fl) < 0 || dup2(nfd, fd) < 0)
+		goto fail;
+	close(nfd);
+	return 0;
+fail:
+	close(nfd);
+	return -1;
+}
+
 static int
 bridge_listen(void)
 {
@@ -189,7 +231,7 @@ run_command(char **cmd)
 int
 shim_main(int argc, char **argv)
 {
-	int i, bridge = 0, ro_dev = 0, seccomp = 0, st;
+	int i, j, fd, bridge = 0, ro_dev = 0, seccomp = 0, st;
 	pid_t pid, w;
 
 	set_cloexec(FD_STATUS);
@@ -200,6 +242,10 @@ shim_main(int argc, char **argv)
 			ro_dev = 1;
 		else if (strcmp(argv[i], "--seccomp") == 0)
 			seccomp = 1;
+		else if (strcmp(argv[i], "--reopen") == 0 && i + 2 < argc &&
+		    argv[i + 1][0] >= '0' && argv[i + 1][0] <= '2' &&
+		    argv[i + 1][1] == '\0' && argv[i + 2][0] == '/')
+			i += 2;		/* done below, before anything else */
 		else
 			return EXIT_SBX;
 	}
@@ -207,6 +253,16 @@ shim_main(int argc, char **argv)
 		return EXIT_SBX;
 	if (bridge)
 		set_cloexec(FD_BRIDGE);
+	for (j = 2; j < i; j++) {
+		if (strcmp(argv[j], "--reopen") != 0)
+			continue;
+		fd = argv[j + 1][0] - '0';
+		if (reopen_fd(fd, argv[j + 2]) < 0) {
+			send_status('R', fd << 16 | (errno & 0xffff));
+			return EXIT_SBX;
+		}
+		j += 2;
+	}
 	if (confine(ro_dev, seccomp) < 0) {
 		send_status('L', errno);
 		return EXIT_SBX;

@@ -483,3 +483,24 @@ utf8_len(const unsigned char *p, size_t n)
 		return 0;
 	return len;
 }
+
+/* A path or value made safe for a one-line message. */
+const char *
+shown(const char *s)
+{
+	static char buf[4][512];
+	static int k;
+	char *d = buf[k = (k + 1) % 4];
+	size_t n = 0;
+
+	for (; *s && n + 5 < sizeof(buf[0]); s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f)
+			n += (size_t)snprintf(d + n, 5, "\\x%02x", c);
+		else
+			d[n++] = (char)c;
+	}
+	d[n] = '\0';
+	return d;
+}

@@ -86,6 +86,27 @@ bg() {
 	[ "$(cat "$out/file")" = orig ]
 }
 
+@test "landlock: a file on stdin cannot be written or changed through /proc/self/fd" {
+	before=$(stat -c '%a %Y' "$out/file")
+	ok_ll -- sh -c '
+		cat
+		echo x >>/proc/self/fd/0 2>/dev/null || echo write
+		chmod 4777 /proc/self/fd/0 2>/dev/null || echo chmod
+		touch -d 2001-01-01 /proc/self/fd/0 2>/dev/null || echo touch
+	' <"$out/file"
+	[ "$(kv stdout)" = 'orig\nwrite\nchmod\ntouch\n' ]
+	[ "$(stat -c '%a %Y' "$out/file")" = "$before" ]
+	[ "$(cat "$out/file")" = orig ]
+}
+
+@test "landlock: a directory on stdin is refused and nothing runs" {
+	ll -- sh -c 'echo x >"$1/evil"; echo ran >ran' sh "$out" <"$out"
+	[ "$status" -eq 125 ]
+	[ "$(kv error)" = policy ]
+	[[ "$stderr" == "sbx: standard input is a directory"* ]]
+	[ ! -e "$ws/ran" ] && [ ! -e "$out/evil" ]
+}
+
 @test "landlock: --deny-write and --scope hold inside the writable root" {
 	echo keep >"$ws/sub/ro"
 	echo old >"$ws/sub/other"

@@ -594,6 +594,104 @@ free_port() {
 	[ "$(printf '%s\n' "$output" | sort -n | tr '\n' ' ')" = "0 1 2 3 " ]
 }
 
+@test "descriptors: a read-only file on stdin cannot be written or changed through /proc/self/fd" {
+	printf 'one\ntwo\n' >"$out/input"
+	chmod 644 "$out/input"
+	# positive control: outside, the read-only stdin reopens for writing
+	cp -p "$out/input" "$out/copy"
+	sh -c 'echo x >> /proc/self/fd/0 && chmod 600 /proc/self/fd/0' <"$out/copy"
+	[ "$(stat -c %a "$out/copy")" = 600 ]
+	[ "$(wc -l <"$out/copy")" = 3 ]
+	run --separate-stderr bw -C "$ws" -- sh -c '
+		[ "$(cat)" = "one
+two" ] || exit 10
+		echo pwned >> /proc/self/fd/0 && exit 11
+		echo pwned >> /dev/stdin && exit 12
+		chmod 4777 /proc/self/fd/0 && exit 13
+		touch -d 2001-01-01 /proc/self/fd/0 && exit 14
+		exit 0' <"$out/input"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$out/input")" = "one
+two" ]
+	[ "$(stat -c %a "$out/input")" = 644 ]
+	# the command reads on from where the caller's offset stood
+	{ read -r first; run --separate-stderr bw -C "$ws" -- cat; } <"$out/input"
+	[ "$first" = one ]
+	[ "$output" = two ]
+}
+
+@test "descriptors: the host's /dev/null on stdin, stdout and stderr cannot be changed, also by root" {
+	if is_root; then
+		# positive control: through an inherited node, outside, root can
+		mknod "$out/null" c 1 3
+		chmod 666 "$out/null"
+		sh -c 'chmod 600 /proc/self/fd/0' <"$out/null"
+		[ "$(stat -c %a "$out/null")" = 600 ]
+	fi
+	before=$(stat -c '%a %u %g %Y' /dev/null)
+	run sh -c '"$1" --backend bwrap --passthrough -C "$2" -- sh -c '\''
+		cat || exit 10
+		echo x || exit 11
+		for fd in 0 1 2; do
+			chmod 600 /proc/self/fd/$fd 2>/dev/null && exit 12
+			chown 1:1 /proc/self/fd/$fd 2>/dev/null && exit 13
+			touch -d 2001-01-01 /proc/self/fd/$fd 2>/dev/null && exit 14
+		done
+		exit 0'\'' </dev/null >/dev/null 2>&1' sh "$SBX" "$ws"
+	after=$(stat -c '%a %u %g %Y' /dev/null)
+	if [ "$after" != "$before" ] && is_root; then
+		chmod 666 /dev/null; chown 0:0 /dev/null
+	fi
+	echo "status=$status before=$before after=$after"
+	[ "$status" -eq 0 ]
+	[ "$after" = "$before" ]
+}
+
+@test "descriptors: a directory or O_PATH descriptor on stdin is refused and nothing runs" {
+	require_cmd python3
+	run --separate-stderr "$SBX" --backend bwrap -C "$ws" -- sh -c 'echo pwned > /proc/self/fd/0/"$1"' sh "${out#/}/evil" </
+	[ "$status" -eq 125 ]
+	[ "$(kv error)" = policy ]
+	[[ "$stderr" == "sbx: standard input is a directory"* ]]
+	[ ! -e "$out/evil" ]
+	run --separate-stderr python3 -c '
+import os, sys
+os.dup2(os.open(sys.argv[1], os.O_PATH), 0)
+os.execv(sys.argv[2], sys.argv[2:])' "$out/file" "$SBX" --backend bwrap -C "$ws" -- touch "$ws/ran"
+	[ "$status" -eq 125 ]
+	[[ "$stderr" == *"O_PATH"* ]]
+	[ ! -e "$ws/ran" ]
+	# --passthrough: stdout and stderr are the caller's too
+	run --separate-stderr sh -c '"$1" --backend bwrap --passthrough -C "$2" -- touch "$2/ran" 1</' sh "$SBX" "$ws"
+	[ "$status" -eq 125 ]
+	[ ! -e "$ws/ran" ]
+	# positive control: without --passthrough, sbx's own pipes replace it
+	run --separate-stderr sh -c '"$1" --backend bwrap -C "$2" -- touch "$2/ran" 1</ >&2' sh "$SBX" "$ws"
+	[ -e "$ws/ran" ]
+}
+
+@test "descriptors: a stdin file hidden inside is refused; a deleted one still reads" {
+	mkdir "$ws/secret"
+	echo key >"$ws/secret/k"
+	run --separate-stderr "$SBX" --backend bwrap -C "$ws" --deny-read "$ws/secret" -- cat <"$ws/secret/k"
+	[ "$status" -eq 125 ]
+	[ "$(kv error)" = policy ]
+	[[ "$stderr" == *"standard input ($ws/secret/k) cannot be opened"*"pipe it in instead"* ]]
+	[ -z "$(kv stdout)" ]
+	# piped in, the caller's choice goes through
+	run --separate-stderr sh -c 'cat "$2/secret/k" | "$1" --backend bwrap -C "$2" --deny-read "$2/secret" -- cat' sh "$SBX" "$ws"
+	[ "$status" -eq 0 ]
+	[ "$(kv stdout)" = 'key\n' ]
+	# a file with no name left (a here-document's, say) passes as it is
+	echo gone >"$out/tmp"
+	exec 4<"$out/tmp"
+	rm "$out/tmp"
+	run --separate-stderr "$SBX" --backend bwrap -C "$ws" -- cat <&4
+	exec 4<&-
+	[ "$status" -eq 0 ]
+	[ "$(kv stdout)" = 'gone\n' ]
+}
+
 @test "network: no TCP to a listener on the host's 127.0.0.1 (and --net reaches it)" {
 	require_cmd socat
 	port=$(free_port)
