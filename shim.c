@@ -234,6 +234,16 @@ shim_main(int argc, char **argv)
 	int i, j, fd, bridge = 0, ro_dev = 0, seccomp = 0, st;
 	pid_t pid, w;
 
+#ifdef __linux__
+	/*
+	 * Not dumpable: the command, the shim's child in the same user
+	 * namespace, could otherwise open /proc/1/fd/FD_STATUS and forge the
+	 * report ('L': "sandbox setup failed", its output dropped) or take
+	 * FD_BRIDGE. The command's own execve() makes it dumpable again.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return EXIT_SBX;
+#endif
 	set_cloexec(FD_STATUS);
 	for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (strcmp(argv[i], "--bridge") == 0)

@@ -514,6 +514,25 @@ free_port() {
 	kill -0 "$victim"
 }
 
+@test "processes: the command cannot take sbx's descriptors from its parent inside" {
+	# sbx's shim, pid 1 inside, holds the status pipe sbx trusts for the
+	# result: a forged "setup failed" would drop the output and report
+	# error=sandbox for a command that ran.
+	run --separate-stderr "$SBX" --backend bwrap -t 20 -C "$ws" -- sh -c '
+		for f in /proc/1/fd/*; do
+			printf "L\001\000\000\000" >"$f" 2>/dev/null && echo "forged $f"
+			timeout 1 cat "$f" >/dev/null 2>&1 </dev/null
+			[ $? = 1 ] || echo "opened $f"
+		done
+		cat /proc/1/environ >/dev/null 2>&1 && echo environ
+		echo done; exit 7'
+	echo "$output"
+	[ "$status" -eq 7 ]
+	[ "$(kv exit_code)" = 7 ]
+	[ "$(kv stdout)" = 'done\n' ]
+	! kv_has error
+}
+
 @test "processes: host System V IPC is invisible" {
 	require_cmd ipcmk
 	id=$(ipcmk -M 4096 | grep -o '[0-9]*$')
