@@ -187,6 +187,34 @@ bwrap_build(const struct sbx_opts *o, const struct policy *p,
 	return 0;
 }
 
+/*
+ * The command's environment goes in as --setenv options, and bwrap itself
+ * runs with none: it is a dynamically linked program outside the sandbox,
+ * and LD_PRELOAD or LD_LIBRARY_PATH meant for the command (a library in
+ * the writable workspace, which an earlier run could have replaced) would
+ * load that code into bwrap, unconfined.
+ */
+void
+bwrap_env(struct launch *l, const struct strv *env)
+{
+	const char *eq;
+	size_t i;
+	char *name;
+
+	if (l->env_in_args)
+		return;
+	for (i = 0; i < env->n; i++) {
+		if ((eq = strchr(env->v[i], '=')) == NULL)
+			continue;
+		name = xstrdup(env->v[i]);
+		name[eq - env->v[i]] = '\0';
+		strv_push(&l->args, "--setenv");
+		push2(&l->args, name, eq + 1);
+		free(name);
+	}
+	l->env_in_args = 1;
+}
+
 /* ---- probe ---- */
 
 static int
@@ -273,6 +301,7 @@ static void
 probe_child(const char *bwrap, int errfd)
 {
 	const char *argv[32];
+	char *noenv[] = { NULL };
 	size_t n = 0, i;
 	int nul;
 
@@ -291,7 +320,8 @@ probe_child(const char *bwrap, int errfd)
 	if ((nul = open("/dev/null", O_RDWR)) < 0 ||
 	    dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(errfd, 2) < 0)
 		_exit(127);
-	execv(bwrap, (char *const *)argv);
+	/* No environment, as for the launch (bwrap_env()). */
+	execve(bwrap, (char *const *)argv, noenv);
 	_exit(127);
 }
 

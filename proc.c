@@ -197,6 +197,7 @@ static void
 child(const struct run *r, int outw, int errw, int statusw, int argsfd,
     int bpffd, int bridgefd)
 {
+	static char *noenv[] = { NULL };
 	int src[4] = { argsfd, bpffd, statusw, bridgefd };
 	int dst[4] = { FD_ARGS, FD_SECCOMP, FD_STATUS, FD_BRIDGE };
 	int i, hi;
@@ -239,7 +240,7 @@ child(const struct run *r, int outw, int errw, int statusw, int argsfd,
 	if (r->l->landlock && landlock_apply(r->l) < 0)
 		child_fail(statusw, 'L', errno);
 #endif
-	exec_command(r->l->argv.v, r->o->env.v);
+	exec_command(r->l->argv.v, r->l->env_in_args ? noenv : r->o->env.v);
 	child_fail(statusw, 'E', errno);
 }
 

@@ -702,16 +702,18 @@ print_quoted(FILE *f, char **v, const char *sep)
 
 /* The exact launch: env -i, the environment, and the argv, args expanded. */
 static void
-dry_run(const struct launch *l)
+dry_run(struct launch *l)
 {
 	struct strv line = { NULL, 0, 0 };
 	size_t i;
 
 	if (l->profile)
 		printf("%s\n", l->profile);
+	if (l->backend == BACKEND_BWRAP)
+		bwrap_env(l, &opts.env);
 	strv_push(&line, "env");
 	strv_push(&line, "-i");
-	for (i = 0; i < opts.env.n; i++)
+	for (i = 0; !l->env_in_args && i < opts.env.n; i++)
 		strv_push(&line, opts.env.v[i]);
 	for (i = 0; i < l->argv.n; i++) {
 		if (l->shim && i == 1 && l->args.n > 0 &&
@@ -886,7 +888,7 @@ exit_status(const struct run *r, const struct sbx_err *e)
 
 /* One run of the launch; the proxy lives exactly as long as it. */
 static int
-attempt(const struct launch *l, struct run *r, struct exec_result *res,
+attempt(struct launch *l, struct run *r, struct exec_result *res,
     struct sbx_err *e)
 {
 	int bridge = l->backend == BACKEND_BWRAP, rc;
@@ -908,6 +910,8 @@ attempt(const struct launch *l, struct run *r, struct exec_result *res,
 		fail(e, 1);
 	if (r->proxy)
 		proxy_env(r->proxy, bridge, &opts.env);
+	if (l->backend == BACKEND_BWRAP)
+		bwrap_env(l, &opts.env);
 	rc = proc_run(r, e);
 	if (r->proxy) {
 		proxy_blocked(r->proxy, &res->blocked);

@@ -137,6 +137,7 @@ struct launch {
 	int		 landlock;	/* apply landlock_apply() in the child */
 	void		*landlock_plan;	/* landlock.c's own, built in the parent */
 	int		 shim;		/* argv runs sbx's shim inside */
+	int		 env_in_args;	/* bwrap: the environment is in args */
 };
 
 struct exec_result {
@@ -193,6 +194,7 @@ void	 policy_free(struct policy *);
 /* bwrap.c (pure builder; no fork, no exec, no exit) */
 int	 bwrap_build(const struct sbx_opts *, const struct policy *,
 	    const char *, struct launch *, struct sbx_err *);
+void	 bwrap_env(struct launch *, const struct strv *);
 int	 bwrap_probe(const struct sbx_opts *, char **, struct sbx_err *);
 int	 bwrap_find(const struct sbx_opts *, char **, struct sbx_err *);
 const char *bwrap_fix(const char *);

@@ -607,6 +607,35 @@ free_port() {
 	[ "$(stat -c '%a %u %g %Y' /dev/null /dev/zero /dev/full /dev/urandom)" = "$before" ]
 }
 
+@test "environment: a library meant for the command never loads into bwrap outside" {
+	require_cmd cc
+	cat >"$BATS_TEST_TMPDIR/mark.c" <<'EOF'
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((constructor)) static void mark(void)
+{
+	FILE *f = fopen(getenv("MARK"), "a");
+	if (f) { fprintf(f, "%s\n", program_invocation_short_name); fclose(f); }
+}
+EOF
+	cc -shared -fPIC -o "$BATS_TEST_TMPDIR/mark.so" "$BATS_TEST_TMPDIR/mark.c"
+	# positive control: the library loads wherever LD_PRELOAD names it
+	MARK="$out/control" LD_PRELOAD="$BATS_TEST_TMPDIR/mark.so" /bin/true
+	grep -qx true "$out/control"
+	# an earlier run leaves a library in the writable workspace ...
+	run --separate-stderr bw -C "$ws" -- sh -c 'mkdir lib && cp "$1" lib/libx.so' sh "$BATS_TEST_TMPDIR/mark.so"
+	[ "$status" -eq 0 ]
+	# ... and the caller points the next command at it
+	run --separate-stderr bw -C "$ws" -e MARK="$ws/loaded" \
+	    -e LD_PRELOAD="$ws/lib/libx.so" -e LD_LIBRARY_PATH="$ws/lib" -- /bin/true
+	[ "$status" -eq 0 ]
+	cat "$ws/loaded"
+	grep -qx true "$ws/loaded"
+	[ "$(grep -cvx true "$ws/loaded")" = 0 ]
+}
+
 @test "descriptors: only stdin, stdout and stderr reach the command" {
 	run --separate-stderr bw -C "$ws" -- sh -c 'ls /proc/self/fd' 7>/dev/null
 	[ "$status" -eq 0 ]
