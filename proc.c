@@ -765,8 +765,6 @@ fill_result(struct loop *lp)
 static int
 reopen_error(const struct loop *lp, struct sbx_err *e)
 {
-	static const char *const name[] = { "standard input",
-	    "standard output", "standard error" };
 	const struct strv *ro = &lp->r->o->reopen;
 	const char *path = "?";
 	size_t i;
@@ -776,7 +774,7 @@ reopen_error(const struct loop *lp, struct sbx_err *e)
 			path = ro->v[i + 1];
 	return sbx_errf(e, ERR_POLICY, "%s (%s) cannot be opened by that "
 	    "name inside the sandbox (%s); pipe it in instead",
-	    name[lp->reopen_fd], shown(path), lp->setup_failed == ESTALE ?
+	    std_fd_name[lp->reopen_fd], shown(path), lp->setup_failed == ESTALE ?
 	    "another file has it there" : strerror(lp->setup_failed));
 }
 

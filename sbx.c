@@ -573,10 +573,6 @@ build(enum backend b, const struct policy *pol, const char *bwrap,
 	}
 }
 
-static const char *const std_name[] = {
-	"standard input", "standard output", "standard error"
-};
-
 /* A device node bwrap's --dev binds in from the host, /dev/tty aside. */
 static int
 bound_device(const char *path)
@@ -610,24 +606,24 @@ check_inherited(enum backend b, struct sbx_err *e)
 
 	for (fd = 0; fd <= last; fd++) {
 		if ((fl = fcntl(fd, F_GETFL)) < 0 || fstat(fd, &st) < 0)
-			return sbx_errf(e, ERR_POLICY, "%s: %s", std_name[fd],
+			return sbx_errf(e, ERR_POLICY, "%s: %s", std_fd_name[fd],
 			    strerror(errno));
 #ifdef O_PATH
 		if (fl & O_PATH)
 			return sbx_errf(e, ERR_POLICY, "%s is an O_PATH "
 			    "descriptor: the command could reach the host's "
-			    "files through it", std_name[fd]);
+			    "files through it", std_fd_name[fd]);
 #endif
 		if (S_ISDIR(st.st_mode))
 			return sbx_errf(e, ERR_POLICY, "%s is a directory: the "
 			    "command could reach the host's files through it",
-			    std_name[fd]);
+			    std_fd_name[fd]);
 		if (b != BACKEND_BWRAP)
 			continue;
 		if (S_ISBLK(st.st_mode))
 			return sbx_errf(e, ERR_POLICY, "%s is a block device: "
 			    "the command could reopen it for writing; pipe it "
-			    "in instead", std_name[fd]);
+			    "in instead", std_fd_name[fd]);
 		if (!(S_ISREG(st.st_mode) && (fl & O_ACCMODE) == O_RDONLY &&
 		    st.st_nlink > 0) && !S_ISCHR(st.st_mode))
 			continue;
@@ -641,7 +637,7 @@ check_inherited(enum backend b, struct sbx_err *e)
 		} else if (path[0] != '/')
 			return sbx_errf(e, ERR_POLICY, "%s: cannot tell the "
 			    "file's name (%s) to reopen it inside the sandbox; "
-			    "pipe it in instead", std_name[fd],
+			    "pipe it in instead", std_fd_name[fd],
 			    n < 0 ? strerror(errno) : "not a path");
 		num[0] = (char)('0' + fd);
 		num[1] = '\0';

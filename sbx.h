@@ -169,6 +169,7 @@ void	 strv_pushf(struct strv *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	 strv_free(struct strv *);
 const char *shown(const char *);
+extern const char *const std_fd_name[3];	/* fds 0-2, for messages */
 int	 sbx_errf(struct sbx_err *, enum err_kind, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 const char *err_kind_name(enum err_kind);

@@ -484,6 +484,10 @@ utf8_len(const unsigned char *p, size_t n)
 	return len;
 }
 
+const char *const std_fd_name[3] = {
+	"standard input", "standard output", "standard error"
+};
+
 /* A path or value made safe for a one-line message. */
 const char *
 shown(const char *s)
