@@ -181,6 +181,7 @@ bwrap_build(const struct sbx_opts *o, const struct policy *p,
 		strv_push(&l->argv, "--reopen");
 		push2(&l->argv, o->reopen.v[i], o->reopen.v[i + 1]);
 	}
+	l->shim_end = l->argv.n;	/* bwrap_env() adds --env here */
 	strv_push(&l->argv, "--");
 	for (c = o->cmd; c && *c; c++)
 		strv_push(&l->argv, *c);
@@ -188,31 +189,33 @@ bwrap_build(const struct sbx_opts *o, const struct policy *p,
 }
 
 /*
- * The command's environment goes in as --setenv options, and bwrap itself
- * runs with none: it is a dynamically linked program outside the sandbox,
- * and LD_PRELOAD or LD_LIBRARY_PATH meant for the command (a library in
- * the writable workspace, which an earlier run could have replaced) would
- * load that code into bwrap, unconfined.
+ * The command's environment goes to the shim as --env options, and bwrap
+ * and the shim themselves run with none: bwrap is a dynamically linked
+ * program outside the sandbox, and LD_PRELOAD or LD_LIBRARY_PATH meant for
+ * the command (a library in the writable workspace, which an earlier run
+ * could have replaced) would load that code into bwrap, unconfined, or
+ * into a dynamically linked shim while it still holds its capabilities.
  */
 void
 bwrap_env(struct launch *l, const struct strv *env)
 {
-	const char *eq;
+	struct strv v = { NULL, 0, 0 };
 	size_t i;
-	char *name;
 
-	if (l->env_in_args)
+	if (l->env_in_argv)
 		return;
-	for (i = 0; i < env->n; i++) {
-		if ((eq = strchr(env->v[i], '=')) == NULL)
-			continue;
-		name = xstrdup(env->v[i]);
-		name[eq - env->v[i]] = '\0';
-		strv_push(&l->args, "--setenv");
-		push2(&l->args, name, eq + 1);
-		free(name);
+	for (i = 0; i < l->argv.n; i++) {
+		if (i == l->shim_end) {
+			size_t j;
+
+			for (j = 0; j < env->n; j++)
+				push2(&v, "--env", env->v[j]);
+		}
+		strv_push(&v, l->argv.v[i]);
 	}
-	l->env_in_args = 1;
+	strv_free(&l->argv);
+	l->argv = v;
+	l->env_in_argv = 1;
 }
 
 /* ---- probe ---- */

@@ -137,7 +137,9 @@ struct launch {
 	int		 landlock;	/* apply landlock_apply() in the child */
 	void		*landlock_plan;	/* landlock.c's own, built in the parent */
 	int		 shim;		/* argv runs sbx's shim inside */
-	int		 env_in_args;	/* bwrap: the environment is in args */
+	int		 env_in_argv;	/* bwrap: the environment is the shim's
+					   --env options; bwrap gets none */
+	size_t		 shim_end;	/* bwrap: argv index of the shim's "--" */
 };
 
 struct exec_result {

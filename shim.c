@@ -220,10 +220,10 @@ start_bridge(void)
 extern char **environ;
 
 static void
-run_command(char **cmd)
+run_command(char **cmd, char **envp)
 {
 	proc_signals_default();
-	exec_command(cmd, environ);
+	exec_command(cmd, envp);
 	send_status('E', errno);
 	_exit(errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
 }
@@ -232,6 +232,8 @@ int
 shim_main(int argc, char **argv)
 {
 	int i, j, fd, bridge = 0, ro_dev = 0, seccomp = 0, st;
+	char **envp = NULL;
+	size_t nenv = 0;
 	pid_t pid, w;
 
 #ifdef __linux__
@@ -256,7 +258,12 @@ shim_main(int argc, char **argv)
 		    argv[i + 1][0] >= '0' && argv[i + 1][0] <= '2' &&
 		    argv[i + 1][1] == '\0' && argv[i + 2][0] == '/')
 			i += 2;		/* done below, before anything else */
-		else
+		else if (strcmp(argv[i], "--env") == 0 && i + 1 < argc &&
+		    strchr(argv[i + 1], '=') != NULL) {
+			if (envp == NULL)
+				envp = xcalloc((size_t)argc, sizeof(char *));
+			envp[nenv++] = argv[++i];
+		} else
 			return EXIT_SBX;
 	}
 	if (i + 1 >= argc)
@@ -264,6 +271,10 @@ shim_main(int argc, char **argv)
 	if (bridge)
 		set_cloexec(FD_BRIDGE);
 	for (j = 2; j < i; j++) {
+		if (strcmp(argv[j], "--env") == 0) {
+			j++;
+			continue;
+		}
 		if (strcmp(argv[j], "--reopen") != 0)
 			continue;
 		fd = argv[j + 1][0] - '0';
@@ -290,7 +301,7 @@ shim_main(int argc, char **argv)
 		return EXIT_SBX;
 	}
 	if (pid == 0)
-		run_command(argv + i + 1);
+		run_command(argv + i + 1, envp ? envp : environ);
 	while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
 		;
 	if (w < 0)
