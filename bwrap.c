@@ -177,11 +177,11 @@ bwrap_build(const struct sbx_opts *o, const struct policy *p,
 	strv_push(&l->argv, "--seccomp");
 	if (o->net == NET_PROXY)
 		strv_push(&l->argv, "--bridge");
+	strv_push(&l->argv, "--wrapped-env");	/* bwrap_env() */
 	for (i = 0; i + 1 < o->reopen.n; i += 2) {
 		strv_push(&l->argv, "--reopen");
 		push2(&l->argv, o->reopen.v[i], o->reopen.v[i + 1]);
 	}
-	l->shim_end = l->argv.n;	/* bwrap_env() adds --env here */
 	strv_push(&l->argv, "--");
 	for (c = o->cmd; c && *c; c++)
 		strv_push(&l->argv, *c);
@@ -189,33 +189,29 @@ bwrap_build(const struct sbx_opts *o, const struct policy *p,
 }
 
 /*
- * The command's environment goes to the shim as --env options, and bwrap
- * and the shim themselves run with none: bwrap is a dynamically linked
- * program outside the sandbox, and LD_PRELOAD or LD_LIBRARY_PATH meant for
- * the command (a library in the writable workspace, which an earlier run
- * could have replaced) would load that code into bwrap, unconfined, or
- * into a dynamically linked shim while it still holds its capabilities.
+ * bwrap runs with no environment: it is a dynamically linked program
+ * outside the sandbox, and LD_PRELOAD or LD_LIBRARY_PATH meant for the
+ * command (a library in the writable workspace, which an earlier run could
+ * have replaced) would load that code into it, unconfined. The command's
+ * variables reach the shim wrapped, SBX_ENV_<n>=NAME=VALUE, by --setenv on
+ * the args descriptor: no name the loader or a sanitizer runtime reads
+ * reaches a dynamically linked shim either, and no value shows in any
+ * process's command line. The shim unwraps them for the command alone.
  */
 void
 bwrap_env(struct launch *l, const struct strv *env)
 {
-	struct strv v = { NULL, 0, 0 };
+	char name[32];
 	size_t i;
 
-	if (l->env_in_argv)
+	if (l->env_in_args)
 		return;
-	for (i = 0; i < l->argv.n; i++) {
-		if (i == l->shim_end) {
-			size_t j;
-
-			for (j = 0; j < env->n; j++)
-				push2(&v, "--env", env->v[j]);
-		}
-		strv_push(&v, l->argv.v[i]);
+	for (i = 0; i < env->n; i++) {
+		snprintf(name, sizeof(name), "%s%zu", SHIM_ENV, i);
+		strv_push(&l->args, "--setenv");
+		push2(&l->args, name, env->v[i]);
 	}
-	strv_free(&l->argv);
-	l->argv = v;
-	l->env_in_argv = 1;
+	l->env_in_args = 1;
 }
 
 /* ---- probe ---- */

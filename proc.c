@@ -240,7 +240,7 @@ child(const struct run *r, int outw, int errw, int statusw, int argsfd,
 	if (r->l->landlock && landlock_apply(r->l) < 0)
 		child_fail(statusw, 'L', errno);
 #endif
-	exec_command(r->l->argv.v, r->l->env_in_argv ? noenv : r->o->env.v);
+	exec_command(r->l->argv.v, r->l->env_in_args ? noenv : r->o->env.v);
 	child_fail(statusw, 'E', errno);
 }
 

@@ -709,7 +709,7 @@ dry_run(struct launch *l)
 		bwrap_env(l, &opts.env);
 	strv_push(&line, "env");
 	strv_push(&line, "-i");
-	for (i = 0; !l->env_in_argv && i < opts.env.n; i++)
+	for (i = 0; !l->env_in_args && i < opts.env.n; i++)
 		strv_push(&line, opts.env.v[i]);
 	for (i = 0; i < l->argv.n; i++) {
 		if (l->shim && i == 1 && l->args.n > 0 &&

@@ -124,6 +124,7 @@ struct policy {
 #define FD_BRIDGE	6
 #define BRIDGE_PORT	3128	/* 127.0.0.1 inside the sandbox's netns */
 #define SHIM_ARG	"--sbx-internal-shim"
+#define SHIM_ENV	"SBX_ENV_"	/* SBX_ENV_<n>=NAME=VALUE: for the shim */
 
 /* What to run: built by a backend as a pure function of the options. */
 struct launch {
@@ -137,9 +138,8 @@ struct launch {
 	int		 landlock;	/* apply landlock_apply() in the child */
 	void		*landlock_plan;	/* landlock.c's own, built in the parent */
 	int		 shim;		/* argv runs sbx's shim inside */
-	int		 env_in_argv;	/* bwrap: the environment is the shim's
-					   --env options; bwrap gets none */
-	size_t		 shim_end;	/* bwrap: argv index of the shim's "--" */
+	int		 env_in_args;	/* bwrap: the environment is wrapped in
+					   args (bwrap_env()); bwrap gets none */
 };
 
 struct exec_result {

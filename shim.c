@@ -2,7 +2,8 @@
  * shim.c: sbx's own binary in a hidden mode, run by bwrap inside the
  * sandbox as the command's parent:
  *
- *	sbx --sbx-internal-shim [--ro-dev] [--seccomp] [--bridge] -- CMD...
+ *	sbx --sbx-internal-shim [--ro-dev] [--seccomp] [--bridge]
+ *	    [--wrapped-env] [--reopen FD PATH]... -- CMD...
  *
  * bwrap reports a command that was not found as its own exit status 1 and a
  * signal as 128+N, so sbx could not tell "never started" from "ran and
@@ -219,6 +220,29 @@ start_bridge(void)
 
 extern char **environ;
 
+/*
+ * The command's environment: with --wrapped-env (bwrap) each variable
+ * arrives as SBX_ENV_<n>=NAME=VALUE (bwrap_env()) and nothing else
+ * passes; otherwise (Seatbelt) the shim's own, as it is.
+ */
+static char **
+command_env(int wrapped)
+{
+	size_t n = 0, k = 0, len = strlen(SHIM_ENV);
+	char **v, **e, *eq;
+
+	if (!wrapped)
+		return environ;
+	for (e = environ; *e; e++)
+		n++;
+	v = xcalloc(n + 1, sizeof(char *));
+	for (e = environ; *e; e++)
+		if (strncmp(*e, SHIM_ENV, len) == 0 &&
+		    (eq = strchr(*e, '=')) != NULL)
+			v[k++] = eq + 1;
+	return v;
+}
+
 static void
 run_command(char **cmd, char **envp)
 {
@@ -231,9 +255,7 @@ run_command(char **cmd, char **envp)
 int
 shim_main(int argc, char **argv)
 {
-	int i, j, fd, bridge = 0, ro_dev = 0, seccomp = 0, st;
-	char **envp = NULL;
-	size_t nenv = 0;
+	int i, j, fd, bridge = 0, ro_dev = 0, seccomp = 0, wrapped = 0, st;
 	pid_t pid, w;
 
 #ifdef __linux__
@@ -254,16 +276,13 @@ shim_main(int argc, char **argv)
 			ro_dev = 1;
 		else if (strcmp(argv[i], "--seccomp") == 0)
 			seccomp = 1;
+		else if (strcmp(argv[i], "--wrapped-env") == 0)
+			wrapped = 1;
 		else if (strcmp(argv[i], "--reopen") == 0 && i + 2 < argc &&
 		    argv[i + 1][0] >= '0' && argv[i + 1][0] <= '2' &&
 		    argv[i + 1][1] == '\0' && argv[i + 2][0] == '/')
 			i += 2;		/* done below, before anything else */
-		else if (strcmp(argv[i], "--env") == 0 && i + 1 < argc &&
-		    strchr(argv[i + 1], '=') != NULL) {
-			if (envp == NULL)
-				envp = xcalloc((size_t)argc, sizeof(char *));
-			envp[nenv++] = argv[++i];
-		} else
+		else
 			return EXIT_SBX;
 	}
 	if (i + 1 >= argc)
@@ -271,10 +290,6 @@ shim_main(int argc, char **argv)
 	if (bridge)
 		set_cloexec(FD_BRIDGE);
 	for (j = 2; j < i; j++) {
-		if (strcmp(argv[j], "--env") == 0) {
-			j++;
-			continue;
-		}
 		if (strcmp(argv[j], "--reopen") != 0)
 			continue;
 		fd = argv[j + 1][0] - '0';
@@ -301,7 +316,7 @@ shim_main(int argc, char **argv)
 		return EXIT_SBX;
 	}
 	if (pid == 0)
-		run_command(argv + i + 1, envp ? envp : environ);
+		run_command(argv + i + 1, command_env(wrapped));
 	while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
 		;
 	if (w < 0)

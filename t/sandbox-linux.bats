@@ -636,6 +636,20 @@ EOF
 	[ "$(grep -cvx true "$ws/loaded")" = 0 ]
 }
 
+@test "environment: a value passed to the command shows in no process's command line" {
+	secret="s3cr3t-$$-$RANDOM"
+	SBX_TEST_SECRET=$secret "$SBX" --backend bwrap -t 20 -e SBX_TEST_SECRET -C "$ws" \
+	    -- sh -c 'printf %s "$SBX_TEST_SECRET" >seen; touch started; sleep 5' \
+	    </dev/null >/dev/null 2>&1 3>&- &
+	pids+=("$!")
+	wait_for test -e "$ws/started"
+	# positive control: the command got the value
+	[ "$(cat "$ws/seen")" = "$secret" ]
+	found=$(grep -l -a -F -- "$secret" /proc/[0-9]*/cmdline 2>/dev/null || true)
+	echo "command lines with the value: $found"
+	[ -z "$found" ]
+}
+
 @test "descriptors: only stdin, stdout and stderr reach the command" {
 	run --separate-stderr bw -C "$ws" -- sh -c 'ls /proc/self/fd' 7>/dev/null
 	[ "$status" -eq 0 ]
