@@ -22,6 +22,15 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *a):
         pass
 
+    def do_GET(self):
+        if self.path != "/host":
+            return super().do_GET()
+        body = ("%s\n" % self.headers.get("Host")).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
 class Echo(socketserver.BaseRequestHandler):
     def handle(self):
         s = self.request
@@ -226,6 +235,9 @@ t_plain() {
 	[ "$(kv exit_code)" = 0 ]
 	[ "$(kv stdout)" = 'hello proxy\n' ] || { echo "$output" >&2; return 1; }
 	! kv_has blocked_hosts
+	# the origin sees the Host the proxy checked, not the client's own
+	px "$1" 'curl -sS --noproxy "" -H "Host: evil.example" http://localhost:'"$HP"'/host'
+	[ "$(kv stdout)" = "localhost:$HP\n" ] || { echo "$output" >&2; return 1; }
 }
 
 t_connect() {
