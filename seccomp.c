@@ -165,6 +165,12 @@ static const int deny_landlock[] = {
 	68, 69, 70, 71	/* msgget, msgsnd, msgrcv, msgctl */
 };
 enum { NR_utimensat = 280, NR_prlimit64 = 302, NR_setpriority = 141 };
+/* The scheduling and I/O priority of another process: pid 0 only. */
+static const int self_only[] = {
+	142, 144, 203, 314	/* sched_setparam, _setscheduler, _setaffinity,
+				   _setattr */
+};
+enum { NR_ioprio_set = 251 };
 #elif defined(__aarch64__)
 #define AUDIT_ARCH_NATIVE 0xc00000b7U
 enum {
@@ -217,6 +223,11 @@ static const int deny_landlock[] = {
 	186, 187, 188, 189	/* msgget, msgctl, msgrcv, msgsnd */
 };
 enum { NR_utimensat = 88, NR_prlimit64 = 261, NR_setpriority = 140 };
+static const int self_only[] = {
+	118, 119, 122, 274	/* sched_setparam, _setscheduler, _setaffinity,
+				   _setattr */
+};
+enum { NR_ioprio_set = 30 };
 #endif
 #define NR_clone3	435
 
@@ -225,7 +236,8 @@ enum { NR_utimensat = 88, NR_prlimit64 = 261, NR_setpriority = 140 };
 /* What a rule does with its number: a fixed answer, or an argument check. */
 enum act {
 	A_EPERM, A_ENOSYS, H_SOCKET, H_IOCTL, H_NSFLAGS, H_PERSONALITY,
-	H_MKNOD, H_MKNODAT, H_UTIMENSAT, H_PRLIMIT, H_SETPRIORITY, N_ACT
+	H_MKNOD, H_MKNODAT, H_UTIMENSAT, H_SELF, H_SETPRIORITY, H_IOPRIO,
+	N_ACT
 };
 
 struct scrule {
@@ -370,11 +382,13 @@ utimensat_check(struct prog *p)
 
 /*
  * Without a pid namespace a process of the same user is in reach of
- * prlimit(2) and setpriority(2): only the caller itself (pid 0) is let
- * through, and never PRIO_USER (every process of the user).
+ * prlimit(2), setpriority(2), ioprio_set(2) and the sched_set*(2) calls
+ * (its CPUs, its policy: SCHED_IDLE outlives the sandbox): only the caller
+ * itself (pid 0) is let through, and never PRIO_USER or IOPRIO_WHO_USER
+ * (every process of the user).
  */
 static void
-prlimit_check(struct prog *p)
+self_check(struct prog *p)
 {
 	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(0));
 	emit(p, BPF_JEQ_K, 1, 0, 0);
@@ -387,6 +401,17 @@ setpriority_check(struct prog *p)
 {
 	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(0));
 	emit(p, BPF_JEQ_K, 2, 0, 2);		/* PRIO_USER */
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(1));
+	emit(p, BPF_JEQ_K, 1, 0, 0);
+	ret(p, eperm());
+	ret(p, RET_ALLOW);
+}
+
+static void
+ioprio_check(struct prog *p)
+{
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(0));
+	emit(p, BPF_JEQ_K, 2, 0, 3);		/* IOPRIO_WHO_USER */
 	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(1));
 	emit(p, BPF_JEQ_K, 1, 0, 0);
 	ret(p, eperm());
@@ -486,7 +511,8 @@ static void
 body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 {
 	struct scrule r[sizeof deny_all / sizeof deny_all[0] +
-	    sizeof deny_landlock / sizeof deny_landlock[0] + N_ACT + 4];
+	    sizeof deny_landlock / sizeof deny_landlock[0] +
+	    sizeof self_only / sizeof self_only[0] + N_ACT + 4];
 	size_t n = 0, i, done[N_ACT];
 	enum act a;
 
@@ -507,8 +533,11 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 	add(r, &n, NR_mknodat, H_MKNODAT);
 	if (flavour == SECCOMP_FOR_LANDLOCK) {
 		add(r, &n, NR_utimensat, H_UTIMENSAT);
-		add(r, &n, NR_prlimit64, H_PRLIMIT);
+		add(r, &n, NR_prlimit64, H_SELF);
 		add(r, &n, NR_setpriority, H_SETPRIORITY);
+		add(r, &n, NR_ioprio_set, H_IOPRIO);
+		for (i = 0; i < sizeof self_only / sizeof self_only[0]; i++)
+			add(r, &n, self_only[i], H_SELF);
 	}
 	sort_rules(r, n);
 	for (i = 1; i < n; i++)
@@ -533,8 +562,9 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 			case H_MKNOD: mknod_check(p, 1); break;
 			case H_MKNODAT: mknod_check(p, 2); break;
 			case H_UTIMENSAT: utimensat_check(p); break;
-			case H_PRLIMIT: prlimit_check(p); break;
+			case H_SELF: self_check(p); break;
 			case H_SETPRIORITY: setpriority_check(p); break;
+			case H_IOPRIO: ioprio_check(p); break;
 			default: p->full = 1; break;
 			}
 		}

@@ -46,6 +46,14 @@ ok_ll() {
 	[ "$status" -eq 0 ]
 }
 
+# ioprio_nr: ioprio_set's system call number here.
+ioprio_nr() {
+	case $(uname -m) in
+	aarch64) echo 30 ;;
+	*) echo 251 ;;
+	esac
+}
+
 bg() {
 	"$@" </dev/null >/dev/null 2>&1 3>&- &
 	pids+=("$!")
@@ -223,6 +231,35 @@ out.append('own-child-killed')
 print(' '.join(out))"
 	[ "$(kv stdout)" = 'EPERM EPERM EACCES own-child-killed\n' ]
 	kill -0 "$victim"
+}
+
+@test "landlock: the scheduling and I/O priority of processes outside cannot change" {
+	bg sleep 300
+	victim=${pids[0]}
+	before=$(python3 -c "import os; print(sorted(os.sched_getaffinity($victim)), os.sched_getscheduler($victim))")
+	# positive control: outside, the same user can (pin it to its CPUs)
+	python3 -c "import os; os.sched_setaffinity($victim, os.sched_getaffinity($victim))"
+	ok_ll -- python3 -c "
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+out = []
+def try_(name, f):
+    try: f(); out.append(name)
+    except OSError as e: out.append(errno.errorcode[e.errno])
+try_('affinity', lambda: os.sched_setaffinity($victim, {0}))
+try_('idle', lambda: os.sched_setscheduler($victim, os.SCHED_IDLE, os.sched_param(0)))
+try_('param', lambda: os.sched_setparam($victim, os.sched_param(0)))
+for which, who in ((1, $victim), (3, os.getuid())):   # IOPRIO_WHO_PROCESS, _USER
+    r = libc.syscall($(ioprio_nr), which, who, 3 << 13)   # IOPRIO_CLASS_IDLE
+    out.append('ioprio' if r == 0 else errno.errorcode[ctypes.get_errno()])
+try_('nice', lambda: os.setpriority(os.PRIO_PROCESS, $victim, 19))
+# its own: allowed
+os.sched_setaffinity(0, os.sched_getaffinity(0))
+os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+out.append('own' if libc.syscall($(ioprio_nr), 1, 0, 3 << 13) == 0 else 'own-refused')
+print(' '.join(out))"
+	[ "$(kv stdout)" = 'EPERM EPERM EPERM EPERM EPERM EPERM own\n' ]
+	[ "$(python3 -c "import os; print(sorted(os.sched_getaffinity($victim)), os.sched_getscheduler($victim))")" = "$before" ]
 }
 
 @test "landlock: a root command keeps no capability beyond file access" {
