@@ -774,8 +774,9 @@ reopen_error(const struct loop *lp, struct sbx_err *e)
 			path = ro->v[i + 1];
 	return sbx_errf(e, ERR_POLICY, "%s (%s) cannot be opened by that "
 	    "name inside the sandbox (%s); pipe it in instead",
-	    std_fd_name[lp->reopen_fd], shown(path), lp->setup_failed == ESTALE ?
-	    "another file has it there" : strerror(lp->setup_failed));
+	    std_fd_name[lp->reopen_fd], shown(path),
+	    lp->setup_failed == ESTALE ? "another file has it there" :
+	    strerror(lp->setup_failed));
 }
 
 /* The result when the command never ran: exec or sandbox setup failed. */

@@ -606,8 +606,8 @@ check_inherited(enum backend b, struct sbx_err *e)
 
 	for (fd = 0; fd <= last; fd++) {
 		if ((fl = fcntl(fd, F_GETFL)) < 0 || fstat(fd, &st) < 0)
-			return sbx_errf(e, ERR_POLICY, "%s: %s", std_fd_name[fd],
-			    strerror(errno));
+			return sbx_errf(e, ERR_POLICY, "%s: %s",
+			    std_fd_name[fd], strerror(errno));
 #ifdef O_PATH
 		if (fl & O_PATH)
 			return sbx_errf(e, ERR_POLICY, "%s is an O_PATH "

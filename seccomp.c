@@ -167,8 +167,8 @@ static const int deny_landlock[] = {
 enum { NR_utimensat = 280, NR_prlimit64 = 302, NR_setpriority = 141 };
 /* The scheduling and I/O priority of another process: pid 0 only. */
 static const int self_only[] = {
-	142, 144, 203, 314	/* sched_setparam, _setscheduler, _setaffinity,
-				   _setattr */
+	142, 144, 203, 314	/* sched_setparam, _setscheduler,
+				   _setaffinity, _setattr */
 };
 enum { NR_ioprio_set = 251 };
 #elif defined(__aarch64__)
@@ -224,8 +224,8 @@ static const int deny_landlock[] = {
 };
 enum { NR_utimensat = 88, NR_prlimit64 = 261, NR_setpriority = 140 };
 static const int self_only[] = {
-	118, 119, 122, 274	/* sched_setparam, _setscheduler, _setaffinity,
-				   _setattr */
+	118, 119, 122, 274	/* sched_setparam, _setscheduler,
+				   _setaffinity, _setattr */
 };
 enum { NR_ioprio_set = 30 };
 #endif
@@ -396,22 +396,15 @@ self_check(struct prog *p)
 	ret(p, RET_ALLOW);
 }
 
-static void
-setpriority_check(struct prog *p)
-{
-	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(0));
-	emit(p, BPF_JEQ_K, 2, 0, 2);		/* PRIO_USER */
-	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(1));
-	emit(p, BPF_JEQ_K, 1, 0, 0);
-	ret(p, eperm());
-	ret(p, RET_ALLOW);
-}
+/* setpriority(2)'s PRIO_USER and ioprio_set(2)'s IOPRIO_WHO_USER */
+enum { WHO_PRIO_USER = 2, WHO_IOPRIO_USER = 3 };
 
+/* (which, who) calls: never which == user, else who must be 0 (self). */
 static void
-ioprio_check(struct prog *p)
+who_check(struct prog *p, uint32_t user)
 {
 	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(0));
-	emit(p, BPF_JEQ_K, 2, 0, 3);		/* IOPRIO_WHO_USER */
+	emit(p, BPF_JEQ_K, 2, 0, user);
 	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(1));
 	emit(p, BPF_JEQ_K, 1, 0, 0);
 	ret(p, eperm());
@@ -563,8 +556,8 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 			case H_MKNODAT: mknod_check(p, 2); break;
 			case H_UTIMENSAT: utimensat_check(p); break;
 			case H_SELF: self_check(p); break;
-			case H_SETPRIORITY: setpriority_check(p); break;
-			case H_IOPRIO: ioprio_check(p); break;
+			case H_SETPRIORITY: who_check(p, WHO_PRIO_USER); break;
+			case H_IOPRIO: who_check(p, WHO_IOPRIO_USER); break;
 			default: p->full = 1; break;
 			}
 		}

@@ -281,7 +281,7 @@ shim_main(int argc, char **argv)
 		else if (strcmp(argv[i], "--reopen") == 0 && i + 2 < argc &&
 		    argv[i + 1][0] >= '0' && argv[i + 1][0] <= '2' &&
 		    argv[i + 1][1] == '\0' && argv[i + 2][0] == '/')
-			i += 2;		/* done below, before anything else */
+			i += 2;	/* done below, before anything else */
 		else
 			return EXIT_SBX;
 	}
