@@ -1,47 +1,54 @@
 /*
- * bwrap.c: the bubblewrap backend. bwrap_build() is a pure function of the
- * options and the compiled policy: it fills the launch (argv, the bwrap
- * options passed NUL-separated on FD_ARGS, the seccomp program for
- * FD_SECCOMP, the placeholders bwrap will create) and neither forks, execs
- * nor exits. bwrap_probe() finds bwrap by absolute path outside every
- * writable folder and proves it works here with one real run, cached for
- * the process. Invariants: every path handed to bwrap is absolute, so none
- * can be read as an option; the sandbox always gets its own user, pid, ipc,
- * uts and (unless --net) network namespaces, a new session, no capabilities
- * once the shim has run (see shim.c for root), the seccomp filter,
- * and its own /dev and /proc mounted after the policy so no rule can hide
- * them.
+ * bwrap.c: the bubblewrap backend, one row of the backend table.
+ * bwrap_build() is a pure function of the plan: it fills the launch (the
+ * bwrap options passed NUL-separated on FD_ARGS, the seccomp program on
+ * FD_SECCOMP, the shim's line) and neither forks, execs nor exits. What
+ * only bwrap needs lives here: the pins that keep a read-only path from
+ * being renamed away, the placeholders bwrap makes for missing protected
+ * paths and the locks that keep runs from removing each other's, the
+ * inherited descriptors the shim reopens inside, and the reading of
+ * bwrap's own failure line. Invariants: every path handed to bwrap is
+ * absolute, so none can be read as an option; the sandbox always gets its
+ * own user, pid, ipc, uts and (unless --net) network namespaces, a new
+ * session, no capabilities once the shim has run (see shim.c for root),
+ * the seccomp filter, and its own /dev and /proc mounted after the policy
+ * so no rule can hide them; bwrap itself runs with an empty environment.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "sbx.h"
-
-#define PROBE_TIMEOUT_MS	10000
 
 /*
  * Namespaces and privileges, the same for every run. --unshare-user also
  * when root: the command's capabilities then exist only in its own user
  * namespace, and the mounts made for it are locked there, so it cannot
- * unmount a read-only bind to uncover what lies below. --new-session leaves no controlling terminal, so TIOCSTI cannot push
- * input into the user's shell (CVE-2017-5226). --as-pid-1: sbx's shim is
- * the namespace's init, so bwrap forks no reaper of its own; when the shim
- * exits the kernel ends every process left inside.
+ * unmount a read-only bind to uncover what lies below. --new-session
+ * leaves no controlling terminal, so TIOCSTI cannot push input into the
+ * user's shell (CVE-2017-5226). --as-pid-1: sbx's shim is the namespace's
+ * init, so bwrap forks no reaper of its own; when the shim exits the
+ * kernel ends every process left inside.
  */
 static const char *const base_opts[] = {
 	"--unshare-user", "--unshare-pid",
 	"--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 	"--die-with-parent", "--new-session", "--as-pid-1", "--cap-drop", "ALL",
 	"--ro-bind", "/", "/", NULL
+};
+
+/* What only bwrap keeps of a launch. */
+struct bwrap_priv {
+	struct strv	 placeholders;	/* mount points bwrap creates */
+	struct strv	 reopen;	/* fd digit, path: for the shim */
+	struct strv	 lockdir;	/* the folders of the placeholders */
+	int		*lock;		/* one descriptor per folder */
 };
 
 static void
@@ -79,10 +86,8 @@ null_file(struct strv *v, const char *path)
 }
 
 static void
-add_rule(struct launch *l, const struct rule *r)
+add_rule(struct strv *v, struct bwrap_priv *bp, const struct rule *r)
 {
-	struct strv *v = &l->args;
-
 	switch (r->kind) {
 	case RULE_WRITE:
 		/* A device the user asked to write needs device access. */
@@ -103,7 +108,7 @@ add_rule(struct launch *l, const struct rule *r)
 		else
 			null_file(v, r->path);
 		if (r->type == PATH_MISSING)
-			strv_push(&l->placeholders, r->path);
+			strv_push(&bp->placeholders, r->path);
 		break;
 	case RULE_DENY_READ:
 		if (r->type == PATH_DIR)
@@ -114,77 +119,126 @@ add_rule(struct launch *l, const struct rule *r)
 	}
 }
 
-int
-bwrap_build(const struct sbx_opts *o, const struct policy *p,
-    const char *bwrap, struct launch *l, struct sbx_err *e)
+static int
+has(const struct strv *v, const char *s)
 {
-	char fd[16];
 	size_t i;
-	char **c;
-	int root = geteuid() == 0;
 
-	if (bwrap == NULL || bwrap[0] != '/')
-		return sbx_errf(e, ERR_INTERNAL, "bwrap: no absolute path");
-	if (seccomp_build(o, SECCOMP_FOR_BWRAP, &l->seccomp, &l->seccomp_len,
-	    e) < 0)
-		return -1;
-	l->backend = BACKEND_BWRAP;
-	l->shim = 1;
-	for (i = 0; base_opts[i]; i++)
-		strv_push(&l->args, base_opts[i]);
-	/*
-	 * Run by root, the sandbox's uid 0 owns the host's device nodes that
-	 * --dev binds in. The shim needs CAP_SYS_ADMIN to remount them
-	 * read-only and CAP_SETPCAP to then drop every capability for good;
-	 * nothing of the command's runs before it has.
-	 */
-	if (root) {
-		push2(&l->args, "--cap-add", "CAP_SYS_ADMIN");
-		push2(&l->args, "--cap-add", "CAP_SETPCAP");
-	} else {
-		/*
-		 * A nested user namespace could regain capabilities for
-		 * mount(2). The filter refuses them in any case; unprivileged,
-		 * bwrap can say so too. As root it would nest the shim in a
-		 * namespace that does not own the mounts it must remount.
-		 */
-		strv_push(&l->args, "--disable-userns");
-	}
-	if (o->net != NET_ALL)
-		strv_push(&l->args, "--unshare-net");
-	for (i = 0; i < p->n; i++)
-		add_rule(l, &p->r[i]);
-	/* After the rules: even a rule on / or /dev cannot replace these. */
-	push2(&l->args, "--dev", "/dev");
-	push2(&l->args, "--proc", "/proc");
-	/*
-	 * sysctl and /proc/sysrq-trigger check the uid, not a capability:
-	 * run by root, the sandbox's uid 0 is the host's uid 0 and could set
-	 * kernel.core_pattern. bwrap's own cover of /proc/sys is skipped in a
-	 * user namespace, so the whole new /proc is made read-only.
-	 */
-	push2(&l->args, "--remount-ro", "/proc");
-	push2(&l->args, "--chdir", o->root);
+	for (i = 0; i < v->n; i++)
+		if (strcmp(v->v[i], s) == 0)
+			return 1;
+	return 0;
+}
 
-	strv_push(&l->argv, bwrap);
-	snprintf(fd, sizeof(fd), "%d", FD_ARGS);
-	push2(&l->argv, "--args", fd);
-	strv_push(&l->argv, "--");
-	push2(&l->argv, o->self, SHIM_ARG);
-	/* The shim installs the filter (FD_SECCOMP); as root, after --ro-dev. */
-	if (root)
-		strv_push(&l->argv, "--ro-dev");
-	strv_push(&l->argv, "--seccomp");
-	if (o->net == NET_PROXY)
-		strv_push(&l->argv, "--bridge");
-	strv_push(&l->argv, "--wrapped-env");	/* bwrap_env() */
-	for (i = 0; i + 1 < o->reopen.n; i += 2) {
-		strv_push(&l->argv, "--reopen");
-		push2(&l->argv, o->reopen.v[i], o->reopen.v[i + 1]);
+/*
+ * Pins: a read-only path below a writable folder could be swapped out by
+ * renaming one of its parents ("mv .git .git-old; mkdir .git") unless each
+ * of those parents is itself a mount point, which rename(2) refuses with
+ * EBUSY. So every folder strictly between a writable folder and a
+ * read-only or denied path below it is bound onto itself: that grants
+ * nothing new, it only pins the name.
+ */
+static void
+pin_parents(const struct policy *pol, const char *path, struct strv *pins)
+{
+	const char *holder = policy_holder(pol, path);
+	size_t hl;
+	char *p, *s;
+
+	if (holder == NULL || strcmp(holder, path) == 0)
+		return;
+	hl = strcmp(holder, "/") ? strlen(holder) : 0;
+	p = xstrdup(path);
+	for (s = p + hl + 1; (s = strchr(s, '/')) != NULL; s++) {
+		*s = '\0';
+		if (!has(pins, p))
+			strv_push(pins, p);
+		*s = '/';
 	}
-	strv_push(&l->argv, "--");
-	for (c = o->cmd; c && *c; c++)
-		strv_push(&l->argv, *c);
+	free(p);
+}
+
+/*
+ * The policy as bwrap options: the writable structure, then the pins,
+ * then the exceptions (every rule after the last writable one), so that
+ * no pin covers an exception and each pin lies on its writable folder.
+ */
+static void
+add_policy(struct strv *v, struct bwrap_priv *bp, const struct policy *pol)
+{
+	struct strv pins = { NULL, 0, 0 };
+	size_t i, split = 0;
+
+	for (i = 0; i < pol->n; i++)
+		if (pol->r[i].kind == RULE_WRITE)
+			split = i + 1;
+	for (i = split; i < pol->n; i++)
+		pin_parents(pol, pol->r[i].path, &pins);
+	for (i = 0; i < split; i++)
+		add_rule(v, bp, &pol->r[i]);
+	for (i = 0; i < pins.n; i++)
+		push3(v, "--bind", pins.v[i], pins.v[i]);
+	for (i = split; i < pol->n; i++)
+		add_rule(v, bp, &pol->r[i]);
+	strv_free(&pins);
+}
+
+/* A device node bwrap's --dev binds in from the host, /dev/tty aside. */
+static int
+bound_device(const char *path)
+{
+	size_t i;
+
+	for (i = 0; sbx_devices[i]; i++)
+		if (strcmp(path, sbx_devices[i]) == 0)
+			return strcmp(path, "/dev/tty") != 0;
+	return 0;
+}
+
+/*
+ * The descriptors the command inherits (0; 1 and 2 with --passthrough)
+ * were opened on the host's own mounts, and a mount namespace does not
+ * change that: through /proc/self/fd/N a file read-only here can be
+ * reopened for writing, or have its mode changed, wherever the host's
+ * mount allows it. The shim reopens a named file held read-only, and
+ * /dev/null and the like, by name inside the sandbox (--reopen N PATH):
+ * the new descriptor is bound by the sandbox's mounts. (Directories and
+ * O_PATH descriptors were refused before any backend was asked.)
+ */
+static int
+reopen_list(const struct sbx_opts *o, struct strv *reopen, struct sbx_err *e)
+{
+	char link[32], path[PATH_MAX], num[2];
+	struct stat st;
+	int fd, fl, last = o->passthrough ? 2 : 0;
+	ssize_t n;
+
+	for (fd = 0; fd <= last; fd++) {
+		if ((fl = fcntl(fd, F_GETFL)) < 0 || fstat(fd, &st) < 0)
+			continue;
+		if (S_ISBLK(st.st_mode))
+			return sbx_errf(e, ERR_POLICY, "%s is a block device: "
+			    "the command could reopen it for writing; pipe it "
+			    "in instead", std_fd_name[fd]);
+		if (!(S_ISREG(st.st_mode) && (fl & O_ACCMODE) == O_RDONLY &&
+		    st.st_nlink > 0) && !S_ISCHR(st.st_mode))
+			continue;
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, path, sizeof(path) - 1);
+		path[n > 0 ? n : 0] = '\0';
+		if (S_ISCHR(st.st_mode)) {
+			/* A terminal, say: no name inside to reopen. */
+			if (!bound_device(path))
+				continue;
+		} else if (path[0] != '/')
+			return sbx_errf(e, ERR_POLICY, "%s: cannot tell the "
+			    "file's name (%s) to reopen it inside the sandbox; "
+			    "pipe it in instead", std_fd_name[fd],
+			    n < 0 ? strerror(errno) : "not a path");
+		num[0] = (char)('0' + fd);
+		num[1] = '\0';
+		push2(reopen, num, path);
+	}
 	return 0;
 }
 
@@ -198,23 +252,309 @@ bwrap_build(const struct sbx_opts *o, const struct policy *p,
  * reaches a dynamically linked shim either, and no value shows in any
  * process's command line. The shim unwraps them for the command alone.
  */
-void
-bwrap_env(struct launch *l, const struct strv *env)
+static void
+add_env(struct strv *v, const struct strv *env)
 {
 	char name[32];
 	size_t i;
 
-	if (l->env_in_args)
-		return;
 	for (i = 0; i < env->n; i++) {
 		snprintf(name, sizeof(name), "%s%zu", SHIM_ENV, i);
-		strv_push(&l->args, "--setenv");
-		push2(&l->args, name, env->v[i]);
+		push3(v, "--setenv", name, env->v[i]);
 	}
-	l->env_in_args = 1;
 }
 
-/* ---- probe ---- */
+/* bwrap's options: namespaces, the policy, /dev and /proc, the env. */
+static void
+bwrap_args(const struct plan *pl, struct bwrap_priv *bp, struct strv *v)
+{
+	const struct sbx_opts *o = pl->o;
+	size_t i;
+
+	for (i = 0; base_opts[i]; i++)
+		strv_push(v, base_opts[i]);
+	/*
+	 * Run by root, the sandbox's uid 0 owns the host's device nodes that
+	 * --dev binds in. The shim needs CAP_SYS_ADMIN to remount them
+	 * read-only and CAP_SETPCAP to then drop every capability for good;
+	 * nothing of the command's runs before it has.
+	 */
+	if (geteuid() == 0) {
+		push2(v, "--cap-add", "CAP_SYS_ADMIN");
+		push2(v, "--cap-add", "CAP_SETPCAP");
+	} else {
+		/*
+		 * A nested user namespace could regain capabilities for
+		 * mount(2). The filter refuses them in any case; unprivileged,
+		 * bwrap can say so too. As root it would nest the shim in a
+		 * namespace that does not own the mounts it must remount.
+		 */
+		strv_push(v, "--disable-userns");
+	}
+	if (o->net != NET_ALL)
+		strv_push(v, "--unshare-net");
+	add_policy(v, bp, pl->pol);
+	/* After the rules: even a rule on / or /dev cannot replace these. */
+	push2(v, "--dev", "/dev");
+	push2(v, "--proc", "/proc");
+	/*
+	 * sysctl and /proc/sysrq-trigger check the uid, not a capability:
+	 * run by root, the sandbox's uid 0 is the host's uid 0 and could set
+	 * kernel.core_pattern. bwrap's own cover of /proc/sys is skipped in a
+	 * user namespace, so the whole new /proc is made read-only.
+	 */
+	push2(v, "--remount-ro", "/proc");
+	push2(v, "--chdir", o->root);
+	add_env(v, pl->env);
+}
+
+/* The shim's line inside: what it must do before it runs the command. */
+static void
+shim_args(const struct plan *pl, const struct bwrap_priv *bp,
+    struct strv *v)
+{
+	char **c;
+	size_t i;
+
+	push2(v, pl->o->self, SHIM_ARG);
+	/* The shim installs the filter (FD_SECCOMP); as root, after --ro-dev. */
+	if (geteuid() == 0)
+		strv_push(v, "--ro-dev");
+	strv_push(v, "--seccomp");
+	if (pl->bridge_fd >= 0)
+		strv_push(v, "--bridge");
+	strv_push(v, "--wrapped-env");
+	for (i = 0; i + 1 < bp->reopen.n; i += 2) {
+		strv_push(v, "--reopen");
+		push2(v, bp->reopen.v[i], bp->reopen.v[i + 1]);
+	}
+	strv_push(v, "--");
+	for (c = pl->o->cmd; c && *c; c++)
+		strv_push(v, *c);
+}
+
+/* The words NUL-separated, as bwrap's --args reads them. */
+static unsigned char *
+join0(const struct strv *v, size_t *len)
+{
+	size_t i, n = 0;
+	char *buf, *p;
+
+	for (i = 0; i < v->n; i++)
+		n += strlen(v->v[i]) + 1;
+	p = buf = xmalloc(n);
+	for (i = 0; i < v->n; i++)
+		p = stpcpy(p, v->v[i]) + 1;
+	*len = n;
+	return (unsigned char *)buf;
+}
+
+static void
+add_fd(struct launch *l, int num, int src, unsigned char *data, size_t len)
+{
+	l->fd[l->nfd].num = num;
+	l->fd[l->nfd].src = src;
+	l->fd[l->nfd].data = data;
+	l->fd[l->nfd].len = len;
+	l->nfd++;
+}
+
+/* Each writable folder, so that bwrap is never taken from one. */
+static void
+writable_dirs(const struct sbx_opts *o, struct strv *w)
+{
+	size_t i;
+
+	if (o->root)
+		strv_push(w, o->root);
+	for (i = 0; i < o->write.n; i++)
+		strv_push(w, o->write.v[i]);
+	for (i = 0; i < o->scope.n; i++)
+		strv_push(w, o->scope.v[i]);
+}
+
+/* bwrap by absolute path on PATH, outside every writable folder. */
+static int
+bwrap_find(const struct sbx_opts *o, char **path, struct sbx_err *e)
+{
+	struct strv w = { NULL, 0, 0 };
+	char real[PATH_MAX];
+	size_t i;
+	int ok = 1;
+
+	writable_dirs(o, &w);
+	*path = find_program("bwrap", &w);
+	if (*path == NULL) {
+		strv_free(&w);
+		return sbx_errf(e, ERR_UNAVAILABLE, "bwrap: not found on PATH "
+		    "(outside the writable folders): install bubblewrap "
+		    "(apt-get install bubblewrap, dnf install bubblewrap)");
+	}
+	/* A PATH entry outside may still link into a writable folder. */
+	if (realpath(*path, real) == NULL)
+		ok = 0;
+	for (i = 0; ok && i < w.n; i++)
+		if (path_under(real, w.v[i]))
+			ok = 0;
+	strv_free(&w);
+	if (!ok) {
+		sbx_errf(e, ERR_UNAVAILABLE, "bwrap: %s: resolves into a "
+		    "writable folder; install bubblewrap elsewhere",
+		    shown(*path));
+		free(*path);
+		*path = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int
+bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
+{
+	struct bwrap_priv *bp = xcalloc(1, sizeof(*bp));
+	struct strv args = { NULL, 0, 0 };
+	unsigned char *bpf = NULL, *argbytes;
+	char *bwrap = NULL, *d, fd[16];
+	size_t bpflen = 0, alen = 0, i;
+
+	l->priv = bp;
+	if (pl->o->dry_run) {
+		/* Where it would be found; a dry run works without bwrap. */
+		if ((bwrap = find_program("bwrap", NULL)) == NULL)
+			bwrap = xstrdup("/usr/bin/bwrap");
+	} else if (bwrap_find(pl->o, &bwrap, e) < 0)
+		return -1;
+	if (reopen_list(pl->o, &bp->reopen, e) < 0 ||
+	    seccomp_build(pl->o, SECCOMP_FOR_BWRAP, &bpf, &bpflen, e) < 0) {
+		free(bwrap);
+		return -1;
+	}
+	bwrap_args(pl, bp, &args);
+	strv_push(&l->argv, bwrap);
+	snprintf(fd, sizeof(fd), "%d", FD_ARGS);
+	push2(&l->argv, "--args", fd);
+	strv_push(&l->argv, "--");
+	shim_args(pl, bp, &l->argv);
+	/* What a dry run shows: the args in place of "--args 3". */
+	strv_push(&l->shown, bwrap);
+	for (i = 0; i < args.n; i++)
+		strv_push(&l->shown, args.v[i]);
+	for (i = 3; i < l->argv.n; i++)
+		strv_push(&l->shown, l->argv.v[i]);
+	d = seccomp_describe(pl->o, SECCOMP_FOR_BWRAP);
+	strv_pushf(&l->dry, "# %s", d);
+	free(d);
+	argbytes = join0(&args, &alen);
+	add_fd(l, FD_ARGS, -1, argbytes, alen);
+	add_fd(l, FD_SECCOMP, -1, bpf, bpflen);
+	if (pl->bridge_fd >= 0)
+		add_fd(l, FD_BRIDGE, pl->bridge_fd, NULL, 0);
+	l->status_fd = FD_STATUS;
+	l->flags = L_SHIM | L_PIDNS | L_SPARE_LEADER;
+	strv_free(&args);
+	free(bwrap);
+	return 0;
+}
+
+static char *
+folder_of(const char *path)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+
+	if (slash != NULL)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	return dir;
+}
+
+/*
+ * Removing a placeholder while another sbx run has it mounted would detach
+ * that run's read-only cover (the kernel unmounts what lies on a removed
+ * name in every namespace). So each run holds a shared lock on the folder
+ * of each placeholder while its sandbox lives, and removes a placeholder
+ * only if it can take the lock exclusively at once: the last run out
+ * cleans up. One lock per folder: flock() locks belong to an open file
+ * description, so two descriptors of one run on one folder would refuse
+ * each other the exclusive lock.
+ */
+int
+bwrap_prepare(struct launch *l, struct sbx_err *e)
+{
+	struct bwrap_priv *bp = l->priv;
+	size_t i, j;
+	char *dir;
+
+	(void)e;
+	bp->lock = xcalloc(bp->placeholders.n + 1, sizeof(int));
+	for (i = 0; i < bp->placeholders.n; i++) {
+		dir = folder_of(bp->placeholders.v[i]);
+		for (j = 0; j < bp->lockdir.n && strcmp(bp->lockdir.v[j], dir);
+		    j++)
+			;
+		if (j == bp->lockdir.n) {
+			strv_push(&bp->lockdir, dir);
+			bp->lock[j] = open(dir, O_RDONLY | O_DIRECTORY |
+			    O_CLOEXEC);
+			if (bp->lock[j] >= 0)
+				while (flock(bp->lock[j], LOCK_SH) < 0 &&
+				    errno == EINTR)
+					;
+		}
+		free(dir);
+	}
+	return 0;
+}
+
+/* The last run out removes the placeholders: each still empty, as made. */
+void
+bwrap_finish(struct launch *l)
+{
+	struct bwrap_priv *bp = l->priv;
+	struct stat st;
+	size_t i, j;
+	char *dir;
+
+	for (j = 0; bp->lock && j < bp->lockdir.n; j++) {
+		if (bp->lock[j] < 0)
+			continue;
+		if (flock(bp->lock[j], LOCK_EX | LOCK_NB) < 0) {
+			close(bp->lock[j]);
+			continue;
+		}
+		for (i = bp->placeholders.n; i-- > 0; ) {
+			const char *p = bp->placeholders.v[i];
+
+			dir = folder_of(p);
+			if (strcmp(dir, bp->lockdir.v[j]) == 0 &&
+			    lstat(p, &st) == 0) {
+				if (S_ISDIR(st.st_mode))
+					rmdir(p);
+				else if (S_ISREG(st.st_mode) && st.st_size == 0)
+					unlink(p);
+			}
+			free(dir);
+		}
+		close(bp->lock[j]);
+	}
+	free(bp->lock);
+	bp->lock = NULL;
+	strv_free(&bp->lockdir);
+}
+
+void
+bwrap_release(void *priv)
+{
+	struct bwrap_priv *bp = priv;
+
+	if (bp == NULL)
+		return;
+	strv_free(&bp->placeholders);
+	strv_free(&bp->reopen);
+	strv_free(&bp->lockdir);
+	free(bp->lock);
+	free(bp);
+}
+
+/* ---- what went wrong ---- */
 
 static int
 read_file_int(const char *path, long *val)
@@ -269,7 +609,8 @@ userns_fix(void)
 	    "try --backend landlock";
 }
 
-const char *
+/* The fix for bwrap's failure line. */
+static const char *
 bwrap_fix(const char *line)
 {
 	if (strstr(line, "uid map") || strstr(line, "namespace") ||
@@ -281,30 +622,74 @@ bwrap_fix(const char *line)
 	return "see bwrap(1); or use --backend landlock";
 }
 
-/* Each writable folder, so that bwrap is never taken from one. */
-static void
-writable_dirs(const struct sbx_opts *o, struct strv *w)
+/* bwrap's failure, one line: its own message and the fix. */
+static int
+bwrap_failed(const char *line, int status, struct sbx_err *e)
 {
-	size_t i;
+	char buf[300];
 
-	if (o->root)
-		strv_push(w, o->root);
-	for (i = 0; i < o->write.n; i++)
-		strv_push(w, o->write.v[i]);
-	for (i = 0; i < o->scope.n; i++)
-		strv_push(w, o->scope.v[i]);
+	snprintf(buf, sizeof(buf), "%s", line);
+	buf[strcspn(buf, "\n")] = '\0';
+	if (strncmp(buf, "bwrap: ", 7) == 0)
+		memmove(buf, buf + 7, strlen(buf + 7) + 1);
+	if (buf[0] == '\0' && status >= 0)
+		snprintf(buf, sizeof(buf), "exit status %d", status);
+	else if (buf[0] == '\0')
+		snprintf(buf, sizeof(buf), "it ended before the command ran");
+	return sbx_errf(e, ERR_UNAVAILABLE, "bwrap: %s: %s", shown(buf),
+	    bwrap_fix(buf));
 }
 
-/* The child of the probe run: stdin and stdout /dev/null, stderr the pipe. */
-static void
-probe_child(const char *bwrap, int errfd)
+/*
+ * The sandbox did not start: an inherited file the shim could not open
+ * by its name inside, or bwrap ended before the shim ran (its first line
+ * of stderr says why). Anything else keeps proc.c's message.
+ */
+void
+bwrap_explain(const struct launch *l, const struct start_fail *f,
+    struct sbx_err *e)
 {
-	const char *argv[32];
-	char *noenv[] = { NULL };
-	size_t n = 0, i;
-	int nul;
+	const struct bwrap_priv *bp = l->priv;
+	const char *path = "?";
+	size_t i;
 
-	argv[n++] = "bwrap";
+	if (f->step == STEP_REOPEN) {
+		for (i = 0; i + 1 < bp->reopen.n; i += 2)
+			if (bp->reopen.v[i][0] - '0' == f->fd)
+				path = bp->reopen.v[i + 1];
+		sbx_errf(e, ERR_POLICY, "%s (%s) cannot be opened by that "
+		    "name inside the sandbox (%s); pipe it in instead",
+		    std_fd_name[f->fd & 3], shown(path), f->err == ESTALE ?
+		    "another file has it there" : strerror(f->err));
+	} else if (f->step < 0)
+		bwrap_failed(f->line, -1, e);
+}
+
+/*
+ * Quick: bwrap is found (the launch is the trial). Full (--probe): one
+ * real run, cached for the process.
+ */
+int
+bwrap_probe(const struct sbx_opts *o, int full, char *info, size_t infolen,
+    struct sbx_err *e)
+{
+	static int done, ok;
+	static struct sbx_err saved;
+	const char *argv[32];
+	char *path = NULL, line[300];
+	size_t n = 0, i;
+	int st;
+
+	if (bwrap_find(o, &path, e) < 0)
+		return -1;
+	snprintf(info, infolen, "%s", path);
+	if (!full || done) {
+		free(path);
+		if (done && !ok)
+			*e = saved;
+		return done && !ok ? -1 : 0;
+	}
+	done = 1;
 	for (i = 0; base_opts[i]; i++)
 		argv[n++] = base_opts[i];
 	argv[n++] = "--unshare-net";
@@ -313,133 +698,17 @@ probe_child(const char *bwrap, int errfd)
 	argv[n++] = "--proc";
 	argv[n++] = "/proc";
 	argv[n++] = "--";
-	argv[n++] = bwrap;
+	argv[n++] = path;
 	argv[n++] = "--version";
 	argv[n] = NULL;
-	if ((nul = open("/dev/null", O_RDWR)) < 0 ||
-	    dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(errfd, 2) < 0)
-		_exit(127);
-	/* No environment, as for the launch (bwrap_env()). */
-	execve(bwrap, (char *const *)argv, noenv);
-	_exit(127);
-}
-
-/* Read the child's stderr until EOF or the deadline; keep the first line. */
-static void
-probe_read(int fd, char *line, size_t size)
-{
-	struct pollfd pfd = { fd, POLLIN, 0 };
-	int64_t deadline = now_ms() + PROBE_TIMEOUT_MS;
-	size_t len = 0;
-	char buf[512];
-	ssize_t n;
-
-	line[0] = '\0';
-	for (;;) {
-		int64_t left = deadline - now_ms();
-
-		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
-			return;
-		if ((n = read(fd, buf, sizeof(buf))) <= 0)
-			return;
-		if (len + 1 < size) {
-			size_t k = (size_t)n < size - 1 - len ?
-			    (size_t)n : size - 1 - len;
-
-			memcpy(line + len, buf, k);
-			len += k;
-			line[len] = '\0';
-		}
-	}
-}
-
-static int
-probe_run(const char *bwrap, struct sbx_err *e)
-{
-	char line[512], *nl;
-	int p[2], status;
-	pid_t pid;
-
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return sbx_errf(e, ERR_SPAWN, "pipe: %s", strerror(errno));
-	if ((pid = fork()) < 0) {
-		close(p[0]);
-		close(p[1]);
-		return sbx_errf(e, ERR_SPAWN, "fork: %s", strerror(errno));
-	}
-	if (pid == 0)
-		probe_child(bwrap, p[1]);
-	close(p[1]);
-	probe_read(p[0], line, sizeof(line));
-	close(p[0]);
-	kill(pid, SIGKILL);	/* a no-op once it exited; we have not reaped */
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return sbx_errf(e, ERR_UNAVAILABLE, "bwrap: probe: "
-			    "waitpid: %s", strerror(errno));
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	if ((nl = strchr(line, '\n')) != NULL)
-		*nl = '\0';
-	if (line[0] == '\0')
-		snprintf(line, sizeof(line), "exit status %d",
-		    WIFEXITED(status) ? WEXITSTATUS(status) :
-		    128 + WTERMSIG(status));
-	return sbx_errf(e, ERR_UNAVAILABLE, "bwrap: %s: %s", line,
-	    bwrap_fix(line));
-}
-
-int
-bwrap_find(const struct sbx_opts *o, char **path, struct sbx_err *e)
-{
-	struct strv w = { NULL, 0, 0 };
-	char real[PATH_MAX];
-	size_t i;
-	int ok = 1;
-
-	writable_dirs(o, &w);
-	*path = find_program("bwrap", &w);
-	if (*path == NULL) {
-		strv_free(&w);
-		return sbx_errf(e, ERR_UNAVAILABLE, "bwrap: not found on PATH "
-		    "(outside the writable folders): install bubblewrap "
-		    "(apt-get install bubblewrap, dnf install bubblewrap)");
-	}
-	/* A PATH entry outside may still link into a writable folder. */
-	if (realpath(*path, real) == NULL)
-		ok = 0;
-	for (i = 0; ok && i < w.n; i++)
-		if (path_under(real, w.v[i]))
-			ok = 0;
-	strv_free(&w);
-	if (!ok) {
-		sbx_errf(e, ERR_UNAVAILABLE, "bwrap: %s: resolves into a "
-		    "writable folder; install bubblewrap elsewhere", *path);
-		free(*path);
-		*path = NULL;
-		return -1;
-	}
-	return 0;
-}
-
-int
-bwrap_probe(const struct sbx_opts *o, char **path, struct sbx_err *e)
-{
-	static int done, ok;
-	static char *found;
-	static struct sbx_err saved;
-
-	if (!done) {
-		done = 1;
-		memset(&saved, 0, sizeof(saved));
-		if (bwrap_find(o, &found, &saved) == 0 &&
-		    probe_run(found, &saved) == 0)
-			ok = 1;
-	}
-	if (!ok) {
+	memmove(argv + 1, argv, (n + 1) * sizeof(*argv));
+	argv[0] = path;
+	st = proc_probe(argv, line, sizeof(line));
+	ok = st == 0;
+	if (!ok)
+		bwrap_failed(line, st, &saved);
+	free(path);
+	if (!ok)
 		*e = saved;
-		return -1;
-	}
-	*path = xstrdup(found);
-	return 0;
+	return ok ? 0 : -1;
 }

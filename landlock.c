@@ -10,8 +10,9 @@
  * policy; where the policy cannot be expressed it is narrower (the folders on
  * the way to an exception lose that class for entries made later) and this is
  * documented. Invariants: landlock_build() does all reading and allocation in
- * the parent; landlock_apply() runs in the child between fork and exec and
- * only opens, adds rules and closes (async-signal-safe, no allocation); any
+ * the parent, and the plan prints whole for --dry-run (each rule, its
+ * rights); confine() runs in the child between fork and exec and only
+ * opens, adds rules and closes (async-signal-safe, no allocation); any
  * part the kernel cannot enforce is an error, never a best-effort run.
  */
 #define _GNU_SOURCE
@@ -69,18 +70,14 @@
 #define ABI_MIN		6
 #define MAX_RULES	20000
 
-/* Device nodes the command may use, as in bwrap's minimal /dev. */
-static const char *const dev_ok[] = {
-	"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
-	"/dev/urandom", "/dev/tty", NULL
-};
-
 struct ll_rule {
 	char		*path;
 	uint64_t	 access;
 };
 
 struct ll_plan {
+	unsigned char	*bpf;		/* the seccomp filter, loaded last */
+	size_t		 bpflen;
 	int		 abi;
 	uint64_t	 fs;		/* handled_access_fs */
 	uint64_t	 net;		/* handled_access_net */
@@ -127,13 +124,6 @@ fs_for_abi(int abi)
 	return fs;
 }
 
-/* path is dir or below it. */
-static int
-at_or_below(const char *path, const char *dir)
-{
-	return path_under(path, dir);
-}
-
 static int
 strictly_below(const char *path, const char *dir)
 {
@@ -147,7 +137,7 @@ mark(struct cls *c, const char *path, int on)
 	size_t i, j;
 
 	for (i = j = 0; i < c->n; i++)
-		if (!at_or_below(c->m[i].path, path))
+		if (!path_under(c->m[i].path, path))
 			c->m[j++] = c->m[i];
 	c->n = j;
 	if (c->n == c->cap) {
@@ -167,7 +157,7 @@ want(const struct cls *c, const char *path)
 	int on = c->dflt;
 
 	for (i = 0; i < c->n; i++)
-		if (at_or_below(path, c->m[i].path) &&
+		if (path_under(path, c->m[i].path) &&
 		    strlen(c->m[i].path) >= best) {
 			best = strlen(c->m[i].path);
 			on = c->m[i].on;
@@ -259,7 +249,7 @@ grant_towards(struct build *b, const struct cls *c, const char *dir)
 		/* Once per name: skip it if an earlier mark led there. */
 		for (j = 0; j < i; j++)
 			if (c->m[j].on && strictly_below(c->m[j].path, dir) &&
-			    at_or_below(c->m[j].path, sub))
+			    path_under(c->m[j].path, sub))
 				break;
 		if (j == i)
 			grant(b, c, sub);
@@ -315,11 +305,11 @@ marks_from_policy(struct build *b, const struct policy *pol)
 	mark(w, "/sys", 0);
 	mark(w, "/dev", 0);
 	mark(rf, "/dev", 0);
-	for (i = 0; dev_ok[i]; i++) {
-		if (stat(dev_ok[i], &st) < 0 || !S_ISCHR(st.st_mode))
+	for (i = 0; sbx_devices[i]; i++) {
+		if (stat(sbx_devices[i], &st) < 0 || !S_ISCHR(st.st_mode))
 			continue;
-		mark(w, dev_ok[i], 1);
-		mark(rf, dev_ok[i], 1);
+		mark(w, sbx_devices[i], 1);
+		mark(rf, sbx_devices[i], 1);
 	}
 }
 
@@ -395,14 +385,6 @@ struct path_beneath {
 #ifndef PR_SET_NO_NEW_PRIVS
 #define PR_SET_NO_NEW_PRIVS	38
 #endif
-#ifndef PR_CAPBSET_DROP
-#define PR_CAPBSET_DROP		24
-#endif
-#ifndef PR_CAP_AMBIENT
-#define PR_CAP_AMBIENT		47
-#endif
-#define CAP_AMBIENT_CLEAR_ALL	4
-#define CAP_VERSION_3		0x20080522
 #define CAP_DAC_OVERRIDE	1
 #define CAP_DAC_READ_SEARCH	2
 #define SECCOMP_GET_ACTION_AVAIL 2
@@ -472,54 +454,101 @@ policy_check(const struct sbx_opts *o, struct sbx_err *e)
 }
 
 int
-landlock_probe(const struct sbx_opts *o, const struct policy *pol,
-    struct sbx_err *e)
+landlock_probe(const struct sbx_opts *o, int full, char *info,
+    size_t infolen, struct sbx_err *e)
 {
 	int abi;
 
-	(void)pol;
+	(void)full;
 	if ((abi = abi_check(e)) < 0 || seccomp_check(e) < 0 ||
 	    policy_check(o, e) < 0)
 		return -1;
-	snprintf(e->msg, sizeof(e->msg), "abi=%d files=yes truncate=yes "
+	snprintf(info, infolen, "abi=%d files=yes truncate=yes "
 	    "device_ioctl=yes signals=scoped abstract_unix=scoped "
 	    "network=%s", abi, o->net == NET_ALL ? "open" : "seccomp");
-	e->kind = ERR_NONE;
 	return 0;
 }
 
-int
-landlock_build(const struct sbx_opts *o, const struct policy *pol,
-    struct launch *l, struct sbx_err *e)
+/* Landlock's names for the rights, in bit order. */
+static const char *const right_names[] = {
+	"execute", "write_file", "read_file", "read_dir", "remove_dir",
+	"remove_file", "make_char", "make_dir", "make_reg", "make_sock",
+	"make_fifo", "make_block", "make_sym", "refer", "truncate",
+	"ioctl_dev"
+};
+
+static char *
+rights(uint64_t access)
 {
+	char buf[300];
+	size_t i, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(right_names) / sizeof(right_names[0]); i++)
+		if (access >> i & 1)
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s",
+			    n ? "," : "", right_names[i]);
+	return xstrdup(buf);
+}
+
+/* --dry-run: the ruleset, one line per rule (path and rights). */
+static void
+describe(const struct ll_plan *p, struct strv *dry)
+{
+	char *r, *q;
+	size_t i;
+
+	r = rights(p->fs);
+	strv_pushf(dry, "# landlock abi=%d handled=%s", p->abi, r);
+	free(r);
+	strv_pushf(dry, "# landlock network=%s scoped=signal,abstract_unix",
+	    p->net ? "bind_tcp,connect_tcp" : "open");
+	for (i = 0; i < p->n; i++) {
+		r = rights(p->r[i].access);
+		q = shell_quote(p->r[i].path);
+		strv_pushf(dry, "# landlock allow %s %s", q, r);
+		free(q);
+		free(r);
+	}
+}
+
+static int confine(void *);
+
+int
+landlock_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
+{
+	const struct sbx_opts *o = pl->o;
 	struct ll_plan *p;
-	char **c;
+	char **c, *d;
 	int abi;
 
 	if (policy_check(o, e) < 0)
 		return -1;
-	/* --dry-run plans for the newest abi, so it works anywhere. */
+	/* --dry-run plans for the floor abi, so it works anywhere. */
 	if (o->dry_run)
 		abi = ABI_MIN;
 	else if ((abi = abi_check(e)) < 0 || seccomp_check(e) < 0)
 		return -1;
-	if (seccomp_build(o, SECCOMP_FOR_LANDLOCK, &l->seccomp,
-	    &l->seccomp_len, e) < 0 && !o->dry_run)
-		return -1;
 	p = xcalloc(1, sizeof(*p));
+	l->priv = p;
+	if (seccomp_build(o, SECCOMP_FOR_LANDLOCK, &p->bpf, &p->bpflen, e) < 0)
+		return -1;
 	p->abi = abi;
 	p->fs = fs_for_abi(abi);
 	p->net = o->net == NET_ALL ? 0 : NET_BIND_TCP | NET_CONNECT_TCP;
 	p->scoped = SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL;
-	if (plan_rules(p, pol, e) < 0) {
-		landlock_free(p);
+	if (plan_rules(p, pl->pol, e) < 0)
 		return -1;
-	}
-	l->backend = BACKEND_LANDLOCK;
-	l->landlock = 1;
-	l->landlock_plan = p;
+	describe(p, &l->dry);
+	d = seccomp_describe(o, SECCOMP_FOR_LANDLOCK);
+	strv_pushf(&l->dry, "# %s", d);
+	free(d);
 	for (c = o->cmd; *c; c++)
 		strv_push(&l->argv, *c);
+	for (c = pl->env->v; c && *c; c++)
+		strv_push(&l->envp, *c);
+	l->confine = confine;
+	l->status_fd = 3;
 	return 0;
 }
 
@@ -551,39 +580,6 @@ allow_std_ttys(int rfd, uint64_t fs)
 	}
 }
 
-/*
- * A root command keeps only the capabilities that Landlock still bounds
- * (reading and writing files of other owners where the policy allows);
- * the rest (CAP_NET_ADMIN on the host's network, CAP_KILL, CAP_SYS_*)
- * would reach past the sandbox, which has no namespaces of its own.
- */
-static int
-drop_caps(void)
-{
-	struct { uint32_t version; int pid; } h = { CAP_VERSION_3, 0 };
-	struct { uint32_t eff, perm, inh; } d[2];
-	uint32_t keep = (1U << CAP_DAC_OVERRIDE) | (1U << CAP_DAC_READ_SEARCH);
-	int i;
-
-	if (syscall(SYS_capget, &h, d) < 0)
-		return -1;
-	if (d[0].perm | d[1].perm | d[0].inh | d[1].inh) {
-		/* EINVAL: past the kernel's last capability */
-		for (i = 0; i < 64; i++)
-			if (i != CAP_DAC_OVERRIDE && i != CAP_DAC_READ_SEARCH &&
-			    prctl(PR_CAPBSET_DROP, i, 0, 0, 0) < 0 &&
-			    errno == EINVAL)
-				break;
-	}
-	d[0].eff &= keep;
-	d[0].perm &= keep;
-	d[0].inh = d[1].eff = d[1].perm = d[1].inh = 0;
-	if (syscall(SYS_capset, &h, d) < 0)
-		return -1;
-	(void)prctl(PR_CAP_AMBIENT, CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-	return 0;
-}
-
 static int
 add_rules(int rfd, const struct ll_plan *p)
 {
@@ -611,7 +607,7 @@ add_rules(int rfd, const struct ll_plan *p)
 }
 
 void
-landlock_free(void *plan)
+landlock_release(void *plan)
 {
 	struct ll_plan *p = plan;
 	size_t i;
@@ -621,69 +617,73 @@ landlock_free(void *plan)
 	for (i = 0; i < p->n; i++)
 		free(p->r[i].path);
 	free(p->r);
+	free(p->bpf);
 	free(p);
 }
 
-/* In the child, after fork, before exec: no allocation, no stdio. */
-int
-landlock_apply(const struct launch *l)
+/*
+ * In the child, after fork, before exec: no allocation, no stdio. A root
+ * command keeps only the capabilities that Landlock still bounds (reading
+ * and writing files of other owners where the policy allows); the rest
+ * (CAP_NET_ADMIN on the host's network, CAP_KILL, CAP_SYS_*) would reach
+ * past the sandbox, which has no namespaces of its own. Returns 0, or the
+ * step that failed with errno set.
+ */
+static int
+confine(void *priv)
 {
-	const struct ll_plan *p = l->landlock_plan;
+	const struct ll_plan *p = priv;
 	struct ruleset_attr ra;
 	int rfd, saved;
 
-	if (p == NULL || l->seccomp == NULL) {
-		errno = EINVAL;
-		return -1;
-	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return -1;
+		return STEP_LANDLOCK;
 	ra.fs = p->fs;
 	ra.net = p->abi >= 4 ? p->net : 0;
 	ra.scoped = p->scoped;
 	rfd = (int)syscall(NR_landlock_create_ruleset, &ra, sizeof(ra), 0);
 	if (rfd < 0)
-		return -1;
+		return STEP_LANDLOCK;
 	if (add_rules(rfd, p) < 0)
 		goto fail;
 	allow_std_ttys(rfd, p->fs);
 	if (syscall(NR_landlock_restrict_self, rfd, 0) < 0)
 		goto fail;
 	close(rfd);
-	if (drop_caps() < 0)
-		return -1;
-	return seccomp_install(l->seccomp, l->seccomp_len);
+	if (caps_drop(1ULL << CAP_DAC_OVERRIDE | 1ULL << CAP_DAC_READ_SEARCH,
+	    0) < 0)
+		return STEP_CAPS;
+	if (seccomp_install(p->bpf, p->bpflen) < 0)
+		return STEP_SECCOMP;
+	return 0;
 fail:
 	saved = errno;
 	close(rfd);
 	errno = saved;
-	return -1;
+	return STEP_LANDLOCK;
 }
 
 #else	/* !__linux__ */
 
 int
-landlock_probe(const struct sbx_opts *o, const struct policy *pol,
-    struct sbx_err *e)
+landlock_probe(const struct sbx_opts *o, int full, char *info,
+    size_t infolen, struct sbx_err *e)
 {
-	(void)o; (void)pol;
-	return sbx_errf(e, ERR_UNAVAILABLE, "landlock: Linux only");
+	(void)o; (void)full; (void)info; (void)infolen;
+	return sbx_errf(e, ERR_UNSUPPORTED, "landlock: Linux only");
 }
 
 int
-landlock_build(const struct sbx_opts *o, const struct policy *pol,
-    struct launch *l, struct sbx_err *e)
+landlock_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 {
-	(void)o; (void)pol; (void)l;
-	return sbx_errf(e, ERR_UNAVAILABLE, "landlock: Linux only");
+	(void)pl; (void)l;
+	return sbx_errf(e, ERR_UNSUPPORTED, "landlock: Linux only");
 }
 
-int
-landlock_apply(const struct launch *l)
+void
+landlock_release(void *plan)
 {
-	(void)l;
-	errno = ENOSYS;
-	return -1;
+	(void)plan;
 }
 
 #endif

@@ -1,20 +1,15 @@
 /*
  * policy.c: compiles the file-system options into the ordered rule list that
  * every backend enforces. Order: WRITE root (unless --scope), WRITE each
- * --write, with --scope READONLY root then WRITE each scope path; then pins
- * (see below), READONLY for the protected list and each --deny-write, and
- * DENY_READ for each --deny-read; a later rule overrides the earlier ones
- * below its path. Invariants: every rule path is absolute and resolved (no
- * symlink in it), except placeholders, whose parent is resolved; the
- * protected list never fails the run: a protected path that cannot be used is
- * skipped. No I/O besides stat, readdir and realpath.
- *
- * Pins: a read-only path below a writable folder can be swapped out by
- * renaming one of its parents ("mv .git .git-old; mkdir .git") unless each
- * of those parents is itself a mount point, which rename(2) refuses with
- * EBUSY. So every folder strictly between a writable folder and a read-only
- * or denied path below it gets a WRITE rule on itself (implicit=1): it grants
- * nothing new, it only pins the name.
+ * --write, with --scope READONLY root then WRITE each scope path; then
+ * READONLY for the protected list and each --deny-write, and DENY_READ for
+ * each --deny-read; a later rule overrides the earlier ones below its path.
+ * The rules are neutral: how a backend keeps a read-only path below a
+ * writable folder from being renamed away is the backend's own business.
+ * Invariants: every rule path is absolute and resolved (no symlink in it),
+ * except placeholders, whose parent is resolved; the protected list never
+ * fails the run: a protected path that cannot be used is skipped. No I/O
+ * besides stat, readdir and realpath.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -28,6 +23,12 @@
 #include "sbx.h"
 
 #define GIT_MODULES_DEPTH	6	/* modules/a/modules/b/... */
+
+/* What bwrap's --dev binds in, and what Landlock lets the command open. */
+const char *const sbx_devices[] = {
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+	"/dev/tty", NULL
+};
 
 /* Protected in every writable folder, where they exist. */
 static const char *const workspace_files[] = {
@@ -420,41 +421,19 @@ compute_protected(const struct strv *w, struct plist *l)
 	free(home);
 }
 
-/* Pin each folder strictly between path's writable holder and path. */
-static void
-pin_parents(struct plist *pins, const struct strv *w, const char *path)
-{
-	const char *holder = writable_holder(w, path);
-	size_t hl;
-	char *p, *s;
-
-	if (holder == NULL || strcmp(holder, path) == 0)
-		return;
-	hl = strcmp(holder, "/") ? strlen(holder) : 0;
-	p = xstrdup(path);
-	for (s = p + hl + 1; (s = strchr(s, '/')) != NULL; s++) {
-		*s = '\0';
-		if (!plist_has(pins, p))
-			plist_add(pins, RULE_WRITE, p, PATH_DIR, 1,
-			    PATH_MISSING);
-		*s = '/';
-	}
-	free(p);
-}
-
 static int
 check_deny_read(const char *path, struct sbx_err *e)
 {
 	struct stat st;
 
 	if (stat(path, &st) == -1)
-		return sbx_errf(e, ERR_PATH, "--deny-read %s: %s", path,
+		return sbx_errf(e, ERR_PATH, "--deny-read %s: %s", shown(path),
 		    strerror(errno));
 	/* Mounts hide a name, not an inode: another name stays readable. */
 	if (S_ISREG(st.st_mode) && st.st_nlink > 1)
 		return sbx_errf(e, ERR_POLICY, "--deny-read %s: the file has "
 		    "%lu hard links; the other names would stay readable",
-		    path, (unsigned long)st.st_nlink);
+		    shown(path), (unsigned long)st.st_nlink);
 	return 0;
 }
 
@@ -471,7 +450,6 @@ int
 policy_compile(const struct sbx_opts *o, struct policy *p, struct sbx_err *e)
 {
 	struct plist l = { NULL, 0, 0 }, prot = { NULL, 0, 0 };
-	struct plist pins = { NULL, 0, 0 };
 	size_t i;
 
 	memset(p, 0, sizeof(*p));
@@ -498,24 +476,21 @@ policy_compile(const struct sbx_opts *o, struct policy *p, struct sbx_err *e)
 			protect(&prot, &p->writable, o->self, PATH_MISSING);
 	}
 	for (i = 0; i < prot.n; i++)
-		pin_parents(&pins, &p->writable, prot.r[i].path);
-	for (i = 0; i < o->deny_write.n; i++)
-		pin_parents(&pins, &p->writable, o->deny_write.v[i]);
-	for (i = 0; i < o->deny_read.n; i++)
-		pin_parents(&pins, &p->writable, o->deny_read.v[i]);
-	for (i = 0; i < pins.n; i++)
-		plist_add(&l, RULE_WRITE, pins.r[i].path, PATH_DIR, 1,
-		    PATH_MISSING);
-	for (i = 0; i < prot.n; i++)
 		plist_add(&l, RULE_READONLY, prot.r[i].path, prot.r[i].type,
 		    1, prot.r[i].create);
 	add_all(&l, &o->deny_write, RULE_READONLY);
 	add_all(&l, &o->deny_read, RULE_DENY_READ);
 	plist_free(&prot);
-	plist_free(&pins);
 	p->r = l.r;
 	p->n = l.n;
 	return 0;
+}
+
+/* The deepest folder that ends up writable and holds path, or NULL. */
+const char *
+policy_holder(const struct policy *p, const char *path)
+{
+	return writable_holder(&p->writable, path);
 }
 
 void

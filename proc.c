@@ -1,14 +1,17 @@
 /*
- * proc.c: runs the launch line and watches it. One child is forked; it
- * starts a new session (its own process group, no controlling terminal),
- * keeps only fds 0-2 plus the numbered ones a backend needs, and reports an
- * exec failure through a close-on-exec status pipe. sbx then drives one
- * poll() loop: signals arrive through a self-pipe, output is drained until
- * it would block, deadlines (timeout, kill grace, the 2 s drain) come from
- * CLOCK_MONOTONIC. On Linux sbx is a child subreaper, so every descendant,
- * also one that left the process group, stays below sbx and is killed with
- * the command. A pid is never signalled after it was reaped: after the
- * leader is reaped only the live descendants found in /proc are signalled.
+ * proc.c: runs a launch and watches it, whatever the backend. One child is
+ * forked; it starts a new session (its own process group, no controlling
+ * terminal), keeps only fds 0-2 plus the numbered ones the launch lists,
+ * and reports on a close-on-exec status socket, in one encoding
+ * (proc_status()) shared with the shim inside a sandbox. sbx then drives
+ * one poll() loop: signals arrive through a self-pipe made once, output is
+ * drained until it would block, deadlines (timeout, kill grace, the 2 s
+ * drain) come from CLOCK_MONOTONIC, and other parts of sbx (the proxy)
+ * plug in as loop parts. On Linux sbx is a child subreaper, so every
+ * descendant, also one that left the process group, stays below sbx and is
+ * killed with the command. A pid is never signalled after it was reaped:
+ * after the leader is reaped only the live descendants found in /proc are
+ * signalled. What proc.c knows of a backend is the launch's flags.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -20,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -29,6 +33,10 @@
 #endif
 
 #include "sbx.h"
+
+#ifndef MSG_NOSIGNAL
+#define MSG_NOSIGNAL	0	/* macOS: sbx ignores SIGPIPE */
+#endif
 
 #define DRAIN_MS	2000	/* a background child holding the pipes */
 #define MAX_POLL	1100
@@ -47,16 +55,27 @@ struct loop {
 	int		 cmd_status;
 	int		 started;
 	int		 exec_errno;
-	int		 setup_failed;	/* landlock/sandbox refused in child */
-	int		 reopen_fd;	/* the shim could not reopen it, or -1 */
+	int		 setup_failed;	/* a setup step failed: errno */
 	int		 term_sent;
 	int		 killed;
 	int64_t		 start;
 	int64_t		 timeout_at;
 	int64_t		 kill_at;
 	int64_t		 drain_at;
-	char		 msg[5];	/* a partial status message */
-	size_t		 msglen;
+};
+
+/* One status message; a packet socket keeps each whole. */
+struct status_msg {
+	char		kind;		/* enum status_kind */
+	unsigned char	step;		/* ST_SETUP: enum setup_step */
+	unsigned char	arg;		/* STEP_REOPEN: the descriptor */
+	char		pad;
+	int32_t		val;		/* errno, or a wait status */
+};
+
+static const char *const step_names[NSTEPS] = {
+	"chdir", "descriptors", "reopen", "device remount",
+	"capability drop", "seccomp", "landlock", "proxy bridge", "shim"
 };
 
 static void
@@ -69,8 +88,9 @@ on_signal(int sig)
 	errno = saved;
 }
 
-static int
-signals_setup(void)
+/* The self-pipe, the handlers and the subreaper: once per sbx. */
+int
+proc_init(void)
 {
 	/*
 	 * Every signal whose default would end sbx and orphan the command
@@ -81,6 +101,8 @@ signals_setup(void)
 	struct sigaction sa;
 	size_t i;
 
+	if (sigpipe_fds[0] >= 0)
+		return 0;
 	if (pipe(sigpipe_fds) < 0)
 		return -1;
 	for (i = 0; i < 2; i++)
@@ -95,7 +117,24 @@ signals_setup(void)
 		if (sigaction(sigs[i], &sa, NULL) < 0)
 			return -1;
 	signal(SIGPIPE, SIG_IGN);
+#ifdef __linux__
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+#endif
 	return 0;
+}
+
+/* Send one status message; async-signal-safe (the child, the shim). */
+void
+proc_status(int fd, int kind, int step, int arg, int val)
+{
+	struct status_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = (char)kind;
+	m.step = (unsigned char)step;
+	m.arg = (unsigned char)arg;
+	m.val = val;
+	(void)!send(fd, &m, sizeof(m), MSG_NOSIGNAL);
 }
 
 /*
@@ -131,7 +170,7 @@ proc_signals_default(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-/* A memory file holding data, for bwrap's --args and --seccomp. */
+/* A memory file holding data (bwrap's --args and --seccomp, say). */
 static int
 data_fd(const void *p, size_t n)
 {
@@ -177,71 +216,82 @@ close_from(int lowfd)
 	}
 }
 
+/* Close every descriptor above 2 that the launch does not number. */
 static void
-child_fail(int fd, char kind, int err)
+keep_only(const struct launch *l)
 {
-	char m[5];
+	int fd, top = l->status_fd;
+	size_t i;
 
-	m[0] = kind;
-	memcpy(m + 1, &err, 4);
-	(void)!write(fd, m, sizeof(m));
+	for (i = 0; i < l->nfd; i++)
+		if (l->fd[i].num > top)
+			top = l->fd[i].num;
+	for (fd = 3; fd < top; fd++) {
+		for (i = 0; i < l->nfd && l->fd[i].num != fd; i++)
+			;
+		if (i == l->nfd && fd != l->status_fd)
+			close(fd);
+	}
+	close_from(top + 1);
+}
+
+static void
+child_fail(int fd, int kind, int step, int err)
+{
+	proc_status(fd, kind, step, 0, err);
 	_exit(err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
 }
 
 /*
  * The child, after fork(): only async-signal-safe work. Every wanted fd is
- * first moved above the numbered range so that dup2() onto 3..6 cannot
- * clobber a source that happens to sit there.
+ * first moved above the numbered range so that dup2() onto the launch's
+ * numbers cannot clobber a source that happens to sit there.
  */
 static void
-child(const struct run *r, int outw, int errw, int statusw, int argsfd,
-    int bpffd, int bridgefd)
+child(const struct run *r, pid_t parent, int outw, int errw, int statusw,
+    int *src)
 {
-	static char *noenv[] = { NULL };
-	int src[4] = { argsfd, bpffd, statusw, bridgefd };
-	int dst[4] = { FD_ARGS, FD_SECCOMP, FD_STATUS, FD_BRIDGE };
-	int i, hi;
+	const struct launch *l = r->l;
+	size_t i;
+	int hi;
 
 	proc_signals_default();
 	setsid();
 #ifdef __linux__
 	/* Should sbx itself be killed, the command does not run on alone. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (getppid() != r->parent)
+	if (getppid() != parent)
 		_exit(EXIT_SBX);
+#else
+	(void)parent;
 #endif
 	if (outw >= 0 && (dup2(outw, 1) < 0 || dup2(errw, 2) < 0))
-		child_fail(statusw, 'E', errno);
-	for (i = 0; i < 4; i++) {
-		if (src[i] < 0)
-			continue;
+		child_fail(statusw, ST_SETUP, STEP_FDS, errno);
+	if ((hi = fcntl(statusw, F_DUPFD_CLOEXEC, 64)) < 0)
+		child_fail(statusw, ST_SETUP, STEP_FDS, errno);
+	statusw = hi;
+	for (i = 0; i < l->nfd; i++) {
 		if ((hi = fcntl(src[i], F_DUPFD_CLOEXEC, 64)) < 0)
-			child_fail(statusw, 'E', errno);
+			child_fail(statusw, ST_SETUP, STEP_FDS, errno);
 		src[i] = hi;
 	}
-	statusw = src[2];
-	if (r->l->shim) {
-		/* bwrap and the shim inherit exactly these. */
-		for (i = 0; i < 4; i++)
-			if (src[i] >= 0 && dup2(src[i], dst[i]) < 0)
-				child_fail(statusw, 'E', errno);
-		close_from(FD_BRIDGE + 1);
-		statusw = FD_STATUS;
-	} else {
-		if (dup2(statusw, 3) < 0)
-			child_fail(statusw, 'E', errno);
-		statusw = 3;
+	/* Numbered descriptors stay open across exec; the status socket
+	 * only when a shim inside reports on it. */
+	for (i = 0; i < l->nfd; i++)
+		if (dup2(src[i], l->fd[i].num) < 0)
+			child_fail(statusw, ST_SETUP, STEP_FDS, errno);
+	if (dup2(statusw, l->status_fd) < 0)
+		child_fail(statusw, ST_SETUP, STEP_FDS, errno);
+	statusw = l->status_fd;
+	if (!(l->flags & L_SHIM))
 		fcntl(statusw, F_SETFD, FD_CLOEXEC);
-		close_from(4);
-	}
-	if (chdir(r->o->root) < 0)
-		child_fail(statusw, 'E', errno);
-#ifdef __linux__
-	if (r->l->landlock && landlock_apply(r->l) < 0)
-		child_fail(statusw, 'L', errno);
-#endif
-	exec_command(r->l->argv.v, r->l->env_in_args ? noenv : r->o->env.v);
-	child_fail(statusw, 'E', errno);
+	keep_only(l);
+	if (chdir(r->cwd) < 0)
+		child_fail(statusw, ST_SETUP, STEP_CHDIR, errno);
+	if (l->confine && (i = (size_t)l->confine(l->priv)) != 0)
+		child_fail(statusw, ST_SETUP, (int)i, errno);
+	exec_command(l->argv.v, l->envp.v);
+	child_fail(statusw, ST_EXEC, 0, errno);
 }
 
 static int
@@ -259,45 +309,60 @@ make_pipe(int p[2], struct sbx_err *e)
 	return 0;
 }
 
+/* The status socket: packets, so every message arrives whole. */
+static int
+status_socket(const struct launch *l, int st[2], struct sbx_err *e)
+{
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, st) < 0)
+		return sbx_errf(e, ERR_SPAWN, "socketpair: %s",
+		    strerror(errno));
+	set_cloexec(st[0]);
+	set_cloexec(st[1]);
+	/* What tells the shim it runs in a launch of sbx's (shim.c). */
+	if (l->flags & L_SHIM)
+		proc_status(st[0], ST_GO, 0, 0, 0);
+	return 0;
+}
+
+/* The launch's numbered descriptors, as sbx's own, close-on-exec. */
+static int
+launch_fds(const struct launch *l, int *src, struct sbx_err *e)
+{
+	size_t i;
+
+	for (i = 0; i < l->nfd; i++) {
+		src[i] = l->fd[i].src >= 0 ? dup(l->fd[i].src) :
+		    data_fd(l->fd[i].data, l->fd[i].len);
+		if (src[i] < 0)
+			return sbx_errf(e, ERR_SPAWN, "descriptor %d: %s",
+			    l->fd[i].num, strerror(errno));
+		set_cloexec(src[i]);
+	}
+	return 0;
+}
+
 static int
 spawn(struct loop *lp, struct sbx_err *e)
 {
 	const struct launch *l = lp->r->l;
 	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, st[2];
-	int argsfd = -1, bpffd = -1, bridgefd = -1;
+	int src[LAUNCH_MAXFD];
+	pid_t parent = getpid();
+	size_t i;
 
-	if (!lp->r->o->passthrough &&
+	for (i = 0; i < LAUNCH_MAXFD; i++)
+		src[i] = -1;
+	if (lp->r->res->out &&
 	    (make_pipe(outp, e) < 0 || make_pipe(errp, e) < 0))
 		return -1;
-	if (make_pipe(st, e) < 0)
+	if (status_socket(l, st, e) < 0 || launch_fds(l, src, e) < 0)
 		return -1;
-	if (l->args.n > 0) {
-		const struct strv *a = &l->args;
-		size_t i, n = 0;
-		char *buf, *p;
-
-		for (i = 0; i < a->n; i++)
-			n += strlen(a->v[i]) + 1;
-		p = buf = xmalloc(n);
-		for (i = 0; i < a->n; i++)
-			p = stpcpy(p, a->v[i]) + 1;
-		argsfd = data_fd(buf, n);
-		free(buf);
-		if (l->seccomp_len > 0)
-			bpffd = data_fd(l->seccomp, l->seccomp_len);
-		if (argsfd < 0 || (l->seccomp_len > 0 && bpffd < 0))
-			return sbx_errf(e, ERR_SPAWN, "memfd: %s",
-			    strerror(errno));
-	}
-	if (l->backend == BACKEND_BWRAP && lp->r->proxy)
-		bridgefd = proxy_bridge_fd(lp->r->proxy);
 	lp->start = now_ms();
-	lp->r->parent = getpid();
 	lp->pid = fork();
 	if (lp->pid < 0)
 		return sbx_errf(e, ERR_SPAWN, "fork: %s", strerror(errno));
 	if (lp->pid == 0)
-		child(lp->r, outp[1], errp[1], st[1], argsfd, bpffd, bridgefd);
+		child(lp->r, parent, outp[1], errp[1], st[1], src);
 	/*
 	 * The child calls setsid() rather than both sides setpgid(): a new
 	 * session also drops the controlling terminal (no TIOCSTI, no job
@@ -305,12 +370,8 @@ spawn(struct loop *lp, struct sbx_err *e)
 	 * is already a group leader. Until it has run, signal_all() falls
 	 * back to the pid.
 	 */
-	if (argsfd >= 0)
-		close(argsfd);
-	if (bpffd >= 0)
-		close(bpffd);
-	if (bridgefd >= 0)
-		close(bridgefd);
+	for (i = 0; i < l->nfd; i++)
+		close(src[i]);
 	close(st[1]);
 	lp->status = st[0];
 	set_nonblock(lp->status);
@@ -330,10 +391,9 @@ struct pinfo {
 	pid_t	pid;
 	pid_t	ppid;
 	char	state;
-	int	bwrap;
 };
 
-/* Every process's parent, state and whether it is bwrap, from /proc. */
+/* Every process's parent and state, from /proc. */
 static struct pinfo *
 scan_procs(size_t *np)
 {
@@ -365,7 +425,6 @@ scan_procs(size_t *np)
 		t[n].pid = atoi(buf);
 		t[n].state = p[2];
 		t[n].ppid = atoi(p + 4);
-		t[n].bwrap = strstr(buf, "(bwrap)") != NULL;
 		n++;
 	}
 	closedir(dir);
@@ -374,12 +433,11 @@ scan_procs(size_t *np)
 }
 
 /*
- * Signal every live descendant of sbx; returns how many were signalled.
- * bwrap itself is spared SIGTERM: it would answer with SIGKILL to the whole
- * sandbox, while the command inside deserves its grace.
+ * Signal every live descendant of sbx but spare (0: none); returns how
+ * many were signalled.
  */
-int
-proc_kill_tree(int sig, int spare_bwrap)
+static int
+kill_tree(int sig, pid_t spare)
 {
 	struct pinfo *t;
 	size_t n = 0, i, head = 0, tail = 0;
@@ -405,7 +463,7 @@ proc_kill_tree(int sig, int spare_bwrap)
 			if (t[i].ppid != parent || t[i].pid == 0)
 				continue;
 			queue[tail++] = t[i].pid;
-			if (t[i].state != 'Z' && !(spare_bwrap && t[i].bwrap)) {
+			if (t[i].state != 'Z' && t[i].pid != spare) {
 				kill(t[i].pid, sig);
 				if (sig == SIGTERM)
 					kill(t[i].pid, SIGCONT);
@@ -419,11 +477,11 @@ proc_kill_tree(int sig, int spare_bwrap)
 	return count;
 }
 #else
-int
-proc_kill_tree(int sig, int spare_bwrap)
+static int
+kill_tree(int sig, pid_t spare)
 {
 	(void)sig;
-	(void)spare_bwrap;
+	(void)spare;
 	return 0;
 }
 #endif
@@ -432,19 +490,20 @@ proc_kill_tree(int sig, int spare_bwrap)
 static void
 signal_all(struct loop *lp, int sig)
 {
-	int bwrap = lp->r->l->backend == BACKEND_BWRAP;
+	int spare = sig != SIGKILL && (lp->r->l->flags & L_SPARE_LEADER);
 
 	/*
-	 * bwrap leads the group; a SIGTERM to it would end the sandbox at
-	 * once. Its descendants are all found in /proc, so no group kill.
+	 * A leader to spare (bwrap) would answer a SIGTERM by ending the
+	 * whole sandbox at once, while the command inside deserves its grace.
+	 * Its descendants are all found in /proc, so no group signal then.
 	 */
-	if (!lp->reaped && !(bwrap && sig != SIGKILL)) {
+	if (!lp->reaped && !spare) {
 		if (kill(-lp->pid, sig) < 0 && errno == ESRCH)
 			kill(lp->pid, sig);
 		if (sig == SIGTERM)
 			kill(-lp->pid, SIGCONT);
 	}
-	proc_kill_tree(sig, sig != SIGKILL && bwrap);
+	kill_tree(sig, spare ? lp->pid : 0);
 }
 
 /* SIGKILL until no live descendant is left (a forking tree takes rounds). */
@@ -455,7 +514,7 @@ kill_everything(struct loop *lp)
 
 	signal_all(lp, SIGKILL);
 	for (i = 0; i < 200; i++) {
-		if (proc_kill_tree(SIGKILL, 0) == 0)
+		if (kill_tree(SIGKILL, 0) == 0)
 			break;
 		usleep(1000);
 	}
@@ -485,47 +544,46 @@ drain(int *fd, struct capture *c)
 }
 
 /*
- * Status messages: 'S' the shim started inside the sandbox, 'E' errno the
- * command could not be executed, 'L' errno the sandbox could not be set up
- * in the child, 'R' fd << 16 | errno the shim could not reopen an inherited
- * fd inside the sandbox, 'W' status the command's own wait status (from the
- * shim).
+ * The status socket. Without a shim, its end of exec (EOF with no
+ * message) means the command started; with one, the shim says so.
  */
 static void
 read_status(struct loop *lp)
 {
+	struct status_msg m;
 	ssize_t n;
-	int v;
 
 	while (lp->status >= 0) {
-		n = read(lp->status, lp->msg + lp->msglen, 5 - lp->msglen);
+		n = recv(lp->status, &m, sizeof(m), MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && errno == EAGAIN)
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
 		if (n <= 0) {
 			close(lp->status);
 			lp->status = -1;
-			/* Host path: EOF at exec means it started. */
-			if (!lp->r->l->shim && !lp->exec_errno &&
+			if (!(lp->r->l->flags & L_SHIM) && !lp->exec_errno &&
 			    !lp->setup_failed)
 				lp->started = 1;
 			return;
 		}
-		lp->msglen += (size_t)n;
-		if (lp->msglen < 5)
+		if ((size_t)n < sizeof(m))
 			continue;
-		lp->msglen = 0;
-		memcpy(&v, lp->msg + 1, 4);
-		switch (lp->msg[0]) {
-		case 'S': lp->started = 1; break;
-		case 'E': lp->exec_errno = v ? v : EIO; lp->started = 0; break;
-		case 'L': lp->setup_failed = v ? v : EIO; break;
-		case 'R':
-			lp->reopen_fd = v >> 16 & 3;
-			lp->setup_failed = v & 0xffff ? v & 0xffff : EIO;
+		switch (m.kind) {
+		case ST_STARTED: lp->started = 1; break;
+		case ST_EXEC:
+			lp->exec_errno = m.val ? m.val : EIO;
+			lp->started = 0;
 			break;
-		case 'W': lp->have_cmd = 1; lp->cmd_status = v; break;
+		case ST_SETUP:
+			if (lp->setup_failed)
+				break;
+			lp->setup_failed = m.val ? m.val : EIO;
+			lp->r->fail.step = m.step < NSTEPS ? m.step : STEP_SHIM;
+			lp->r->fail.fd = m.arg;
+			lp->r->fail.err = lp->setup_failed;
+			break;
+		case ST_WAIT: lp->have_cmd = 1; lp->cmd_status = m.val; break;
 		}
 	}
 }
@@ -567,7 +625,7 @@ start_termination(struct loop *lp)
 		return;
 	lp->term_sent = 1;
 	signal_all(lp, SIGTERM);
-	lp->kill_at = now_ms() + lp->r->o->kill_after_ms;
+	lp->kill_at = now_ms() + lp->r->kill_after_ms;
 }
 
 static void
@@ -621,11 +679,11 @@ after_cmd(struct loop *lp, int64_t now)
 	if (!cmd_done(lp) || lp->killed)
 		return;
 	/*
-	 * bwrap's pid namespace ends with bwrap, taking every process in
-	 * it: once bwrap is reaped there is nothing left to sweep, and it
+	 * A pid namespace ends with its leader, taking every process in it:
+	 * once the leader is reaped there is nothing left to sweep, and it
 	 * ends by itself when the shim does (bounded by the drain window).
 	 */
-	if (lp->r->l->backend == BACKEND_BWRAP && lp->out < 0 && lp->err < 0) {
+	if ((lp->r->l->flags & L_PIDNS) && lp->out < 0 && lp->err < 0) {
 		if (lp->reaped)
 			lp->killed = 1;
 		else if (lp->drain_at < 0)
@@ -663,7 +721,7 @@ reap_all(struct loop *lp)
 			lp->wstatus = st;
 		}
 		if (p == 0) {
-			proc_kill_tree(SIGKILL, 0);
+			kill_tree(SIGKILL, 0);
 			usleep(1000);
 		}
 	}
@@ -675,10 +733,11 @@ finished(const struct loop *lp)
 	return lp->reaped && lp->out < 0 && lp->err < 0 && lp->status < 0;
 }
 
+/* sbx's own four, then each loop part's; where each part's start. */
 static size_t
-fill_pollfds(struct loop *lp, struct pollfd *fds)
+fill_pollfds(struct loop *lp, struct pollfd *fds, size_t *at)
 {
-	size_t n = 0;
+	size_t n = 0, i;
 
 	fds[n].fd = sigpipe_fds[0];
 	fds[n++].events = POLLIN;
@@ -688,8 +747,13 @@ fill_pollfds(struct loop *lp, struct pollfd *fds)
 	fds[n++].events = POLLIN;
 	fds[n].fd = lp->status;
 	fds[n++].events = POLLIN;
-	if (lp->r->proxy)
-		n += proxy_pollfds(lp->r->proxy, fds + n, MAX_POLL - n);
+	for (i = 0; i < lp->r->nparts; i++) {
+		const struct loop_part *pt = &lp->r->parts[i];
+
+		at[i] = n;
+		n += pt->pollfds(pt->ctx, fds + n, MAX_POLL - n);
+	}
+	at[i] = n;
 	return n;
 }
 
@@ -697,24 +761,27 @@ static int
 poll_timeout(const struct loop *lp, int64_t now)
 {
 	int64_t t = -1;
+	size_t i;
 
 	if (!cmd_done(lp))
 		t = earliest(t, lp->timeout_at);
 	if (!lp->killed)
 		t = earliest(t, lp->kill_at);
 	t = earliest(t, lp->drain_at);
-	if (lp->r->proxy)
-		t = earliest(t, proxy_deadline(lp->r->proxy));
+	for (i = 0; i < lp->r->nparts; i++)
+		t = earliest(t, lp->r->parts[i].deadline(lp->r->parts[i].ctx));
 	if (t < 0)
 		return -1;
 	return t <= now ? 0 : (int)(t - now);
 }
 
+#define MAX_PARTS	4
+
 static void
 loop_once(struct loop *lp)
 {
 	static struct pollfd fds[MAX_POLL];
-	size_t n = fill_pollfds(lp, fds);
+	size_t at[MAX_PARTS + 1], i, n = fill_pollfds(lp, fds, at);
 	int64_t now = now_ms();
 	int rc;
 
@@ -732,12 +799,14 @@ loop_once(struct loop *lp)
 			read_status(lp);
 	}
 	/*
-	 * Also on a timeout: the proxy's own deadlines (idle connections)
-	 * are cleared only by proxy_handle(); skipping it after poll()
-	 * returned 0 made every later poll() return at once, a busy loop.
+	 * Also on a timeout: a part's own deadlines (the proxy's idle
+	 * connections) are cleared only by its handler; skipping it after
+	 * poll() returned 0 made every later poll() return at once, a busy
+	 * loop.
 	 */
-	if (lp->r->proxy)
-		proxy_handle(lp->r->proxy, fds + 4, n - 4);
+	for (i = 0; i < lp->r->nparts; i++)
+		lp->r->parts[i].handle(lp->r->parts[i].ctx, fds + at[i],
+		    at[i + 1] - at[i]);
 	reap(lp);
 	now = now_ms();
 	on_deadlines(lp, now);
@@ -761,43 +830,53 @@ fill_result(struct loop *lp)
 		res->signal = WTERMSIG(st);
 }
 
-/* An inherited file the shim could not open by its name inside. */
-static int
-reopen_error(const struct loop *lp, struct sbx_err *e)
+/* The first line the sandbox program wrote to stderr, when captured. */
+static void
+first_line(const struct capture *c, char *line, size_t size)
 {
-	const struct strv *ro = &lp->r->o->reopen;
-	const char *path = "?";
-	size_t i;
+	const char *p[3];
+	size_t len[3], n;
+	uint64_t cut;
 
-	for (i = 0; i + 1 < ro->n; i += 2)
-		if (ro->v[i][0] - '0' == lp->reopen_fd)
-			path = ro->v[i + 1];
-	return sbx_errf(e, ERR_POLICY, "%s (%s) cannot be opened by that "
-	    "name inside the sandbox (%s); pipe it in instead",
-	    std_fd_name[lp->reopen_fd], shown(path),
-	    lp->setup_failed == ESTALE ? "another file has it there" :
-	    strerror(lp->setup_failed));
+	line[0] = '\0';
+	if (c == NULL)
+		return;
+	capture_parts(c, p, len, &cut);
+	n = strcspn(p[0], "\n");
+	n = n < len[0] ? n : len[0];
+	n = n < size - 1 ? n : size - 1;
+	memcpy(line, p[0], n);
+	line[n] = '\0';
 }
 
-/* The result when the command never ran: exec or sandbox setup failed. */
+/*
+ * The command never ran: it could not be executed, a setup step failed
+ * (which one, and why), or the sandbox program ended before anything of
+ * sbx's ran inside it (the backend may know more: be->explain).
+ */
 static int
 start_error(struct loop *lp, struct sbx_err *e)
 {
-	const char *name = lp->r->o->cmd[0];
+	struct start_fail *f = &lp->r->fail;
+	const char *name = shown(lp->r->what);
 
-	if (lp->reopen_fd >= 0)
-		return reopen_error(lp, e);
-	if (lp->setup_failed)
-		return sbx_errf(e, ERR_SANDBOX, "sandbox setup: %s",
-		    strerror(lp->setup_failed));
+	if (lp->setup_failed) {
+		if (f->step == STEP_REOPEN)
+			return sbx_errf(e, ERR_POLICY, "%s cannot be reopened "
+			    "inside the sandbox: %s", std_fd_name[f->fd & 3],
+			    strerror(f->err));
+		return sbx_errf(e, ERR_SANDBOX, "sandbox setup: %s: %s",
+		    step_names[f->step], strerror(f->err));
+	}
 	if (lp->exec_errno == ENOENT)
 		return sbx_errf(e, ERR_NOT_FOUND, "%s: command not found", name);
 	if (lp->exec_errno)
 		return sbx_errf(e, ERR_NOT_EXECUTABLE, "%s: %s", name,
 		    strerror(lp->exec_errno));
-	/* The sandbox program ended before sbx's shim ran inside it. */
+	f->step = -1;
+	first_line(lp->r->res->err, f->line, sizeof(f->line));
 	return sbx_errf(e, ERR_UNAVAILABLE, "%s: the sandbox failed to start",
-	    backend_name(lp->r->l->backend));
+	    lp->r->l->be->name);
 }
 
 int
@@ -806,18 +885,18 @@ proc_run(struct run *r, struct sbx_err *e)
 	struct loop lp;
 
 	memset(&lp, 0, sizeof(lp));
+	memset(&r->fail, 0, sizeof(r->fail));
 	lp.r = r;
-	lp.out = lp.err = lp.status = lp.reopen_fd = -1;
+	lp.out = lp.err = lp.status = -1;
 	lp.timeout_at = lp.kill_at = lp.drain_at = -1;
-	if (signals_setup() < 0)
+	if (r->nparts > MAX_PARTS)
+		return sbx_errf(e, ERR_INTERNAL, "too many loop parts");
+	if (proc_init() < 0)
 		return sbx_errf(e, ERR_SPAWN, "signals: %s", strerror(errno));
-#ifdef __linux__
-	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-#endif
 	if (spawn(&lp, e) < 0)
 		return -1;
-	if (r->o->timeout_ms > 0)
-		lp.timeout_at = lp.start + r->o->timeout_ms;
+	if (r->timeout_ms > 0)
+		lp.timeout_at = lp.start + r->timeout_ms;
 	while (!finished(&lp))
 		loop_once(&lp);
 	reap_all(&lp);
@@ -825,4 +904,74 @@ proc_run(struct run *r, struct sbx_err *e)
 	if (!r->res->started && !r->res->timed_out && !r->res->aborted)
 		return start_error(&lp, e);
 	return 0;
+}
+
+/* ---- the one probe runner ---- */
+
+#define PROBE_TIMEOUT_MS	10000
+
+/* Read fd until EOF or the deadline; keep the first line. */
+static void
+probe_read(int fd, char *line, size_t size)
+{
+	struct pollfd pfd;
+	int64_t deadline = now_ms() + PROBE_TIMEOUT_MS, left;
+	size_t len = 0, k;
+	char buf[512];
+	ssize_t n;
+
+	line[0] = '\0';
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	for (;;) {
+		if ((left = deadline - now_ms()) <= 0 ||
+		    poll(&pfd, 1, (int)left) <= 0)
+			return;
+		if ((n = read(fd, buf, sizeof(buf))) <= 0)
+			return;
+		k = (size_t)n < size - 1 - len ? (size_t)n : size - 1 - len;
+		memcpy(line + len, buf, k);
+		len += k;
+		line[len] = '\0';
+		line[strcspn(line, "\n")] = '\0';
+		len = strlen(line);
+	}
+}
+
+/*
+ * A trial run of a sandbox program (--probe): argv[0] absolute, an empty
+ * environment, stdin and stdout /dev/null, the first line of stderr kept.
+ * Its exit status, 128+N for signal N, or -1 when it could not start.
+ */
+int
+proc_probe(const char *const *argv, char *line, size_t size)
+{
+	char *noenv[] = { NULL };
+	struct sbx_err e;
+	int p[2], st, nul;
+	pid_t pid;
+
+	line[0] = '\0';
+	if (make_pipe(p, &e) < 0)
+		return -1;
+	if ((pid = fork()) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		if ((nul = open("/dev/null", O_RDWR)) < 0 ||
+		    dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(p[1], 2) < 0)
+			_exit(127);
+		execve(argv[0], (char *const *)argv, noenv);
+		_exit(127);
+	}
+	close(p[1]);
+	probe_read(p[0], line, size);
+	close(p[0]);
+	kill(pid, SIGKILL);	/* a no-op once it exited; not reaped yet */
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "sbx.h"
@@ -159,14 +160,11 @@ struct req {
 	const char	*why;		/* when refused */
 };
 
-/* Prototypes for what fuzz/fuzz_proxy.c reaches by including this file. */
-int	 proxy_parse_request(const char *, size_t, struct req *);
-int	 proxy_decide(const struct proxy *, const char *, int, char *,
-	    char *, size_t);
-int	 proxy_addr_public(const struct sockaddr *);
-size_t	 proxy_head_end(const char *, size_t, size_t);
-size_t	 proxy_rewrite(const char *, size_t, const struct req *, const char *,
-	    int, char *, size_t);
+/*
+ * fuzz/fuzz_proxy.c includes this file to reach proxy_parse_request(),
+ * proxy_decide(), proxy_addr_public(), proxy_head_end() and
+ * proxy_rewrite(): static, but named as the fuzzer knows them.
+ */
 
 /* ---- descriptors ------------------------------------------------------ */
 
@@ -285,7 +283,7 @@ v6_public(const unsigned char *a)
 	return 1;
 }
 
-int
+static int
 proxy_addr_public(const struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET) {
@@ -414,10 +412,79 @@ pattern_port(const struct host_pattern *hp, int port)
 }
 
 /*
+ * --allow-host PATTERN: the one grammar of allowlist entries, checked by
+ * the same normalise() that judges every name a client asks for, so no
+ * pattern is accepted that could never match. HOST, *.DOMAIN, either with
+ * :PORT; or a URL (http or https, as npm prints its registry), whose
+ * scheme gives the port unless it names one, and whose path is ignored.
+ * IP addresses are refused: the proxy serves names only. 0, or -1 with
+ * *why saying what is wrong.
+ */
+int
+proxy_pattern(const char *arg, struct host_pattern *hp, const char **why)
+{
+	char buf[300], norm[256], *host, *colon, *end;
+	int scheme = 0;
+	long port;
+
+	memset(hp, 0, sizeof(*hp));
+	if (strlen(arg) >= sizeof(buf)) {
+		*why = "too long";
+		return -1;
+	}
+	snprintf(buf, sizeof(buf), "%s", arg);
+	host = buf;
+	if (strncasecmp(host, "http://", 7) == 0) {
+		scheme = 80;
+		host += 7;
+	} else if (strncasecmp(host, "https://", 8) == 0) {
+		scheme = 443;
+		host += 8;
+	} else if (strstr(host, "://") != NULL) {
+		*why = "a URL must be http:// or https://";
+		return -1;
+	}
+	if (scheme) {
+		host[strcspn(host, "/?#")] = '\0';
+		if (strchr(host, '@') != NULL) {
+			*why = "a URL with a user name or password";
+			return -1;
+		}
+	}
+	hp->port = scheme;
+	if ((colon = strchr(host, ':')) != NULL) {
+		errno = 0;
+		port = strtol(colon + 1, &end, 10);
+		if (!is_digit((unsigned char)colon[1]) || *end || errno ||
+		    port < 1 || port > 65535) {
+			*why = "bad port";
+			return -1;
+		}
+		hp->port = (int)port;
+		*colon = '\0';
+	}
+	if (strncmp(host, "*.", 2) == 0) {
+		hp->wildcard = 1;
+		host += 2;
+	}
+	if (host[0] == '[' || ip_literal(host)) {
+		*why = "IP addresses are not allowed, name the host";
+		return -1;
+	}
+	if (normalise(host, norm) == -1) {
+		*why = "not a host name or *.domain pattern (letters, digits, "
+		    "'-' and '_', labels of 1 to 63, 253 in all)";
+		return -1;
+	}
+	hp->name = xstrdup(norm);
+	return 0;
+}
+
+/*
  * The policy decision before any lookup: 0 when allowed (norm gets the
  * normalised name), else an HTTP status with why filled in.
  */
-int
+static int
 proxy_decide(const struct proxy *p, const char *host, int port, char *norm,
     char *why, size_t whylen)
 {
@@ -472,7 +539,7 @@ is_tchar(int ch)
  * Where the head ends (just past its empty line), or 0 while incomplete.
  * from: where the previous search stopped, to keep arrival linear.
  */
-size_t
+static size_t
 proxy_head_end(const char *b, size_t len, size_t from)
 {
 	size_t i;
@@ -706,7 +773,7 @@ split_field(const char *s, size_t n, size_t *nl, const char **v, size_t *vl)
  * Parses a complete head of len bytes (proxy_head_end()'s answer): 0, or
  * the HTTP status to refuse it with and r->why.
  */
-int
+static int
 proxy_parse_request(const char *b, size_t len, struct req *r)
 {
 	size_t pos = 0, n, nl, vl;
@@ -777,7 +844,7 @@ put(char *out, size_t cap, size_t *at, const char *s, size_t n)
  * "Connection: close" (one request per connection keeps the origin from
  * reading a second, unchecked one). 0 when it does not fit.
  */
-size_t
+static size_t
 proxy_rewrite(const char *b, size_t len, const struct req *r,
     const char *host, int port, char *out, size_t cap)
 {
@@ -1854,41 +1921,37 @@ proxy_port(const struct proxy *p)
 	return p->port;
 }
 
-/* NAME=VALUE, replacing NAME; append: add to what NAME holds, space apart. */
+/* NAME gets value; for Java's options, added to what NAME holds. */
 static void
-env_put(struct strv *env, const char *name, const char *value, int append)
+env_add(struct strv *env, const char *name, const char *value)
 {
-	size_t i, n = strlen(name);
+	const char *old = env_get(env, name);
+	char *both;
 
-	for (i = 0; i < env->n; i++) {
-		char *old = env->v[i];
-
-		if (strncmp(old, name, n) != 0 || old[n] != '=')
-			continue;
-		env->v[i] = append && old[n + 1] != '\0' ?
-		    xasprintf("%s %s", old, value) :
-		    xasprintf("%s=%s", name, value);
-		free(old);
+	if (old == NULL || *old == '\0') {
+		env_put(env, name, value);
 		return;
 	}
-	strv_pushf(env, "%s=%s", name, value);
+	both = xasprintf("%s %s", old, value);
+	env_put(env, name, both);
+	free(both);
 }
 
 /*
- * The variables common tools read: curl, git, pip, Python, Go, Ruby read
- * the *_proxy pair (curl only the lower-case http_proxy); npm and yarn 1
- * npm_config_*, yarn 2+ YARN_HTTP(S)_PROXY (not YARN_NO_PROXY, an unknown
- * setting that makes it fail), pip PIP_PROXY, Node 24+ NODE_USE_ENV_PROXY,
- * the JVM only its system properties.
+ * The variables common tools read, for a proxy on 127.0.0.1:port: curl,
+ * git, pip, Python, Go, Ruby read the *_proxy pair (curl only the
+ * lower-case http_proxy); npm and yarn 1 npm_config_*, yarn 2+
+ * YARN_HTTP(S)_PROXY (not YARN_NO_PROXY, an unknown setting that makes it
+ * fail), pip PIP_PROXY, Node 24+ NODE_USE_ENV_PROXY, the JVM only its
+ * system properties.
  */
 void
-proxy_env(const struct proxy *p, int bridge, struct strv *env)
+proxy_env(int port, struct strv *env)
 {
 	static const char *const names[] = { "HTTP_PROXY", "HTTPS_PROXY",
 	    "http_proxy", "https_proxy", "npm_config_proxy",
 	    "npm_config_https_proxy", "YARN_HTTP_PROXY", "YARN_HTTPS_PROXY",
 	    "PIP_PROXY" };
-	int port = bridge ? BRIDGE_PORT : p->port;
 	char url[64], java[200];
 	size_t i;
 
@@ -1897,12 +1960,12 @@ proxy_env(const struct proxy *p, int bridge, struct strv *env)
 	    "-Dhttp.proxyPort=%d -Dhttps.proxyHost=127.0.0.1 "
 	    "-Dhttps.proxyPort=%d", port, port);
 	for (i = 0; i < sizeof names / sizeof names[0]; i++)
-		env_put(env, names[i], url, 0);
-	env_put(env, "NO_PROXY", "localhost,127.0.0.1,::1", 0);
-	env_put(env, "no_proxy", "localhost,127.0.0.1,::1", 0);
-	env_put(env, "NODE_USE_ENV_PROXY", "1", 0);
-	env_put(env, "MAVEN_OPTS", java, 1);
-	env_put(env, "GRADLE_OPTS", java, 1);
+		env_put(env, names[i], url);
+	env_put(env, "NO_PROXY", "localhost,127.0.0.1,::1");
+	env_put(env, "no_proxy", "localhost,127.0.0.1,::1");
+	env_put(env, "NODE_USE_ENV_PROXY", "1");
+	env_add(env, "MAVEN_OPTS", java);
+	env_add(env, "GRADLE_OPTS", java);
 }
 
 static void
@@ -1960,8 +2023,9 @@ conn_events(struct conn *c)
 }
 
 size_t
-proxy_pollfds(struct proxy *p, struct pollfd *fds, size_t max)
+proxy_pollfds(void *ctx, struct pollfd *fds, size_t max)
 {
+	struct proxy *p = ctx;
 	size_t i;
 
 	p->nslot = 0;
@@ -1984,8 +2048,9 @@ proxy_pollfds(struct proxy *p, struct pollfd *fds, size_t max)
 }
 
 void
-proxy_handle(struct proxy *p, const struct pollfd *fds, size_t n)
+proxy_handle(void *ctx, const struct pollfd *fds, size_t n)
 {
+	struct proxy *p = ctx;
 	int64_t now = now_ms();
 	int listen_ready = 0, bridge_ready = 0, wake_ready = 0;
 	size_t i, count;
@@ -2031,8 +2096,9 @@ proxy_handle(struct proxy *p, const struct pollfd *fds, size_t n)
 }
 
 int64_t
-proxy_deadline(const struct proxy *p)
+proxy_deadline(const void *ctx)
 {
+	const struct proxy *p = ctx;
 	int64_t d = -1;
 	size_t i;
 

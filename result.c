@@ -292,8 +292,7 @@ result_write(int fd, const struct exec_result *r, int json)
 	b.n = 0;
 	if (json)
 		puts_(&b, "{");
-	field_cstr(&b, json, "executor", r->executor == BACKEND_NONE ? NULL :
-	    backend_name(r->executor));
+	field_cstr(&b, json, "executor", r->executor);
 	field_cstr(&b, json, "isolation", r->isolated ? "os" : "none");
 	field_num(&b, json, "exit_code", r->exited, r->exit_code);
 	field_cstr(&b, json, "signal", r->signal ? signal_name(r->signal) : NULL);

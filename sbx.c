@@ -1,8 +1,11 @@
 /*
  * sbx.c: runs a command inside the operating system's sandbox and reports
- * what happened. main() is the table of contents: parse, validate, select a
- * backend and plan its launch (or print it for --dry-run), start the proxy,
- * run, report. Every error sbx detects goes through fail(): one line
+ * what happened. main() is the table of contents: parse the options,
+ * resolve their paths, compile the policy, pick a row of the backend
+ * table, start the proxy, build the environment once, let the backend plan
+ * its launch, then print it (--dry-run) or run it and report. The core
+ * never names a backend: what it knows of one is its row and the neutral
+ * launch it builds. Every error sbx detects goes through fail(): one line
  * "sbx: what: why" on stderr, error=KIND in the result where one can be
  * written, exit 125. Nothing is run before the whole policy is known to be
  * enforceable as asked.
@@ -17,10 +20,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 #include "sbx.h"
+
+static int host_build(const struct plan *, struct launch *, struct sbx_err *);
+
+/*
+ * The backends, in the order the default tries them. A row that does not
+ * belong to this platform says so from its probe (ERR_UNSUPPORTED).
+ */
+static const struct backend backends[] = {
+	{ "bwrap", "path", bwrap_probe, bwrap_build,
+	    BE_OS | BE_BRIDGE | BE_TRIAL, bwrap_prepare, bwrap_finish,
+	    bwrap_explain, bwrap_release },
+	{ "landlock", "info", landlock_probe, landlock_build, BE_OS,
+	    NULL, NULL, NULL, landlock_release },
+	{ "seatbelt", "path", seatbelt_probe, seatbelt_build, BE_OS,
+	    NULL, NULL, NULL, NULL },
+	{ "host", NULL, NULL, host_build, 0, NULL, NULL, NULL, NULL },
+};
+#define NBACKENDS	(sizeof(backends) / sizeof(backends[0]))
+#define HOST_ROW	(&backends[NBACKENDS - 1])
 
 enum {
 	OPT_DENY_WRITE = 256, OPT_DENY_READ, OPT_SCOPE, OPT_NO_NET, OPT_NET,
@@ -75,7 +97,8 @@ usage(FILE *f)
 "      --no-net            no network at all (the default)\n"
 "      --net               unrestricted network\n"
 "      --allow-host PAT    network only to these hosts, via sbx's proxy;\n"
-"                          host, *.domain, optional :PORT (repeatable)\n"
+"                          host, *.domain, optional :PORT, or a URL\n"
+"                          (repeatable)\n"
 "      --allow-private     allowed hosts may resolve to private addresses\n"
 "      --allow-unix-sockets  the command may create Unix sockets\n"
 "      --no-protect        drop the default protected paths\n"
@@ -98,8 +121,8 @@ usage(FILE *f)
 }
 
 static struct sbx_opts opts;
-static enum backend asked;	/* --backend as given */
 static int result_fd = -1;
+static const char *executor;	/* the row that ran or failed, for results */
 
 /* The one place that reports an sbx failure; exits 125. */
 static void
@@ -110,9 +133,9 @@ fail(const struct sbx_err *e, int write_result)
 	fprintf(stderr, "sbx: %s\n", e->msg);
 	if (write_result && (result_fd >= 0 || !opts.passthrough)) {
 		memset(&r, 0, sizeof(r));
-		r.executor = opts.backend;
+		r.executor = executor;
 		r.error = e->kind;
-		r.error_message = (char *)e->msg;
+		r.error_message = e->msg;
 		result_write(result_fd >= 0 ? result_fd : 1, &r, opts.json);
 	}
 	exit(EXIT_SBX);
@@ -136,113 +159,25 @@ usage_err(const char *fmt, ...)
 	exit(EXIT_SBX);
 }
 
-/* --allow-host PATTERN: host, *.domain, optional :PORT. */
+/* ---- options ---- */
+
+struct raw {
+	struct strv	 write, deny_write, deny_read, scope;
+	const char	*root;
+	const char	*script;
+	int		 net, no_net;
+};
+
 static void
 add_host(const char *arg)
 {
 	struct host_pattern h;
-	char *s = xstrdup(arg), *p, *name, *last, *end;
-	long port;
+	const char *why;
 
-	memset(&h, 0, sizeof(h));
-	for (p = s; *p; p++)
-		if (*p >= 'A' && *p <= 'Z')
-			*p = (char)(*p - 'A' + 'a');
-	if ((p = strchr(s, ':')) != NULL) {
-		errno = 0;
-		port = strtol(p + 1, &end, 10);
-		if (p[1] < '0' || p[1] > '9' || *end || errno || port < 1 ||
-		    port > 65535)
-			usage_err("--allow-host %s: bad port", shown(arg));
-		h.port = (int)port;
-		*p = '\0';
-	}
-	name = s;
-	if (strncmp(name, "*.", 2) == 0) {
-		h.wildcard = 1;
-		name += 2;
-	}
-	if (*name && name[strlen(name) - 1] == '.')
-		name[strlen(name) - 1] = '\0';
-	if (*name == '\0' || strlen(name) > 253 || name[0] == '.' ||
-	    strstr(name, "..") || strspn(name, "abcdefghijklmnopqrstuvwxyz"
-	    "0123456789-_.") != strlen(name))
-		usage_err("--allow-host %s: not a host name or *.domain pattern",
-		    shown(arg));
-	last = strrchr(name, '.') ? strrchr(name, '.') + 1 : name;
-	if (strspn(last, "0123456789") == strlen(last) ||
-	    (strncmp(last, "0x", 2) == 0 &&
-	    strspn(last + 2, "0123456789abcdef") == strlen(last + 2)))
-		usage_err("--allow-host %s: IP addresses are not allowed, "
-		    "name the host", shown(arg));
-	h.name = xstrdup(name);
-	free(s);
+	if (proxy_pattern(arg, &h, &why) < 0)
+		usage_err("--allow-host %s: %s", shown(arg), why);
 	opts.hosts = xrealloc(opts.hosts, (opts.nhosts + 1) * sizeof(h));
 	opts.hosts[opts.nhosts++] = h;
-}
-
-static int
-env_default(const char *entry)
-{
-	static const char *names[] = { "PATH", "HOME", "USER", "LOGNAME",
-	    "SHELL", "TERM", "LANG", "LANGUAGE", "TZ", "TMPDIR" };
-	size_t i, n = strcspn(entry, "=");
-
-	if (strncmp(entry, "LC_", 3) == 0)
-		return 1;
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strlen(names[i]) == n && strncmp(entry, names[i], n) == 0)
-			return 1;
-	return 0;
-}
-
-/* Set NAME=VALUE in env, replacing an earlier NAME. */
-static void
-env_put(struct strv *env, const char *entry)
-{
-	size_t i, n = strcspn(entry, "=");
-
-	for (i = 0; i < env->n; i++)
-		if (strncmp(env->v[i], entry, n) == 0 && env->v[i][n] == '=') {
-			free(env->v[i]);
-			env->v[i] = xstrdup(entry);
-			return;
-		}
-	strv_push(env, entry);
-}
-
-/* The command's environment: the default allowlist, then each -e. */
-static void
-build_env(const struct strv *e_args)
-{
-	extern char **environ;
-	char **ep, *v;
-	size_t i;
-
-	for (ep = environ; ep && *ep; ep++)
-		if (strchr(*ep, '=') && env_default(*ep))
-			env_put(&opts.env, *ep);
-	for (i = 0; i < e_args->n; i++) {
-		if (strchr(e_args->v[i], '=')) {
-			env_put(&opts.env, e_args->v[i]);
-		} else if ((v = getenv(e_args->v[i])) != NULL) {
-			char *entry = xasprintf("%s=%s", e_args->v[i], v);
-
-			env_put(&opts.env, entry);
-			free(entry);
-		}
-	}
-	if (opts.env.v == NULL)
-		opts.env.v = xcalloc(1, sizeof(char *));	/* empty, not NULL */
-}
-
-static void
-check_env_arg(const char *arg)
-{
-	size_t n = strcspn(arg, "=");
-
-	if (n == 0)
-		usage_err("-e %s: no variable name", shown(arg));
 }
 
 static enum sandbox_mode
@@ -257,25 +192,19 @@ parse_mode(const char *s)
 	usage_err("--sandbox %s: must be os, auto or host", shown(s));
 }
 
-static enum backend
+/* --backend NAME: a row of the table that is an OS sandbox. */
+static const char *
 parse_backend(const char *s)
 {
-	if (strcmp(s, "bwrap") == 0)
-		return BACKEND_BWRAP;
-	if (strcmp(s, "landlock") == 0)
-		return BACKEND_LANDLOCK;
-	if (strcmp(s, "seatbelt") == 0)
-		return BACKEND_SEATBELT;
+	size_t i;
+
+	for (i = 0; i < NBACKENDS; i++)
+		if ((backends[i].flags & BE_OS) &&
+		    strcmp(s, backends[i].name) == 0)
+			return backends[i].name;
 	usage_err("--backend %s: must be bwrap, landlock or seatbelt",
 	    shown(s));
 }
-
-struct raw {
-	struct strv	 write, deny_write, deny_read, scope, env;
-	const char	*root;
-	const char	*script;
-	int		 net, no_net;
-};
 
 static void
 set_duration(const char *opt, const char *arg, int64_t *ms)
@@ -300,7 +229,11 @@ parse_opt(int c, const char *arg, struct raw *raw)
 	case OPT_ALLOW_PRIVATE: opts.allow_private = 1; break;
 	case OPT_ALLOW_UNIX: opts.allow_unix = 1; break;
 	case OPT_NO_PROTECT: opts.protect = 0; break;
-	case 'e': check_env_arg(arg); strv_push(&raw->env, arg); break;
+	case 'e':
+		if (strcspn(arg, "=") == 0)
+			usage_err("-e %s: no variable name", shown(arg));
+		strv_push(&opts.env_args, arg);
+		break;
 	case 't': set_duration("--timeout", arg, &opts.timeout_ms); break;
 	case 'k': set_duration("--kill-after", arg, &opts.kill_after_ms); break;
 	case 'm':
@@ -323,6 +256,20 @@ parse_opt(int c, const char *arg, struct raw *raw)
 	case 'h': usage(stdout); exit(0);
 	case 'V': printf("sbx %s\n", SBX_VERSION); exit(0);
 	}
+}
+
+/* The word that named the option just parsed, for messages. */
+static const char *
+opt_word(int argc, char **argv, int c)
+{
+	static char shortopt[3];
+
+	if (optind - 2 >= 0 && optind - 2 < argc &&
+	    strncmp(argv[optind - 2], "--", 2) == 0 && argv[optind - 2][2])
+		return argv[optind - 2];
+	shortopt[0] = '-';
+	shortopt[1] = (char)c;
+	return shortopt;
 }
 
 static void
@@ -373,7 +320,7 @@ check_conflicts(const struct raw *raw)
 		    "every host");
 	if (raw->no_net && opts.nhosts)
 		usage_err("--no-net and --allow-host: pick one");
-	if (opts.mode == SANDBOX_HOST && opts.backend != BACKEND_NONE)
+	if (opts.mode == SANDBOX_HOST && opts.backend != NULL)
 		usage_err("--sandbox host and --backend: host runs no sandbox");
 	opts.net = raw->net ? NET_ALL : opts.nhosts ? NET_PROXY : NET_NONE;
 }
@@ -391,11 +338,17 @@ parse_args(int argc, char **argv, struct raw *raw)
 	    NULL)) != -1) {
 		if (c == '?' || c == ':')
 			bad_option(c, argc, argv);
+		/* "--" ends the options; it is never an option's value. */
+		if (optarg != NULL && strcmp(optarg, "--") == 0)
+			usage_err("%s: missing argument (-- ends the options)",
+			    shown(opt_word(argc, argv, c)));
 		parse_opt(c, optarg, raw);
 	}
 	check_conflicts(raw);
 	set_command(raw, argc, argv);
 }
+
+/* ---- paths ---- */
 
 static char *
 resolve(const char *opt, const char *path, int want_dir)
@@ -432,25 +385,16 @@ resolve_all(const char *opt, const struct strv *in, struct strv *out)
 
 /* Every path absolute and real; a missing one is an error, never a skip. */
 static void
-resolve_paths(const struct raw *raw, const char *argv0)
+resolve_paths(const struct raw *raw)
 {
-	char *self;
-
 	opts.root = resolve("--root", raw->root ? raw->root : ".", 1);
 	resolve_all("--write", &raw->write, &opts.write);
 	resolve_all("--deny-write", &raw->deny_write, &opts.deny_write);
 	resolve_all("--deny-read", &raw->deny_read, &opts.deny_read);
 	resolve_all("--scope", &raw->scope, &opts.scope);
-#ifdef __linux__
-	(void)argv0;
-	self = realpath("/proc/self/exe", NULL);
-#else
-	self = strchr(argv0, '/') ? realpath(argv0, NULL) :
-	    find_program(argv0, NULL);
-#endif
-	opts.self = self ? self : xstrdup("sbx");
 }
 
+/* Before anything that could fail with a result: it goes where asked. */
 static void
 open_result(void)
 {
@@ -467,142 +411,172 @@ open_result(void)
 	}
 }
 
-/* The backend that will run: asked for, or the first that works here. */
-static enum backend
-select_backend(const struct policy *pol, char **bwrap, struct sbx_err *e)
+/* ---- the environment, built once ---- */
+
+static int
+env_default(const char *entry)
 {
-	struct sbx_err e2;
-	enum backend want = opts.backend;
+	static const char *names[] = { "PATH", "HOME", "USER", "LOGNAME",
+	    "SHELL", "TERM", "LANG", "LANGUAGE", "TZ", "TMPDIR" };
+	size_t i, n = strcspn(entry, "=");
+
+	if (strncmp(entry, "LC_", 3) == 0)
+		return 1;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == n && strncmp(entry, names[i], n) == 0)
+			return 1;
+	return 0;
+}
+
+/* NAME=VALUE split in place at its first '='. */
+static void
+env_put_entry(struct strv *env, const char *entry)
+{
+	size_t n = strcspn(entry, "=");
+	char *name = xasprintf("%.*s", (int)n, entry);
+
+	env_put(env, name, entry + n + (entry[n] == '='));
+	free(name);
+}
+
+/*
+ * What the command sees, in order: the default allowlist from sbx's own
+ * environment, then each -e, then the proxy's variables (proxy_port > 0).
+ */
+static void
+build_env(int proxy_port, struct strv *env)
+{
+	extern char **environ;
+	const char *v;
+	char **ep;
+	size_t i;
+
+	for (ep = environ; ep && *ep; ep++)
+		if (strchr(*ep, '=') && env_default(*ep))
+			env_put_entry(env, *ep);
+	for (i = 0; i < opts.env_args.n; i++) {
+		if (strchr(opts.env_args.v[i], '='))
+			env_put_entry(env, opts.env_args.v[i]);
+		else if ((v = getenv(opts.env_args.v[i])) != NULL)
+			env_put(env, opts.env_args.v[i], v);
+	}
+	if (proxy_port > 0)
+		proxy_env(proxy_port, env);
+	if (env->v == NULL)
+		env->v = xcalloc(1, sizeof(char *));	/* empty, not NULL */
+}
+
+/* ---- the backend table ---- */
+
+static const struct backend *
+row_named(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NBACKENDS; i++)
+		if (strcmp(backends[i].name, name) == 0)
+			return &backends[i];
+	return NULL;
+}
+
+/* Add a reason to the message of why no row serves ("a; b"). */
+static void
+add_reason(struct sbx_err *all, const struct sbx_err *one)
+{
+	size_t n = strlen(all->msg), room = sizeof(all->msg) - n;
+
+	if (one->msg[0] == '\0' || room < 3)
+		return;
+	if (n > 0) {
+		memcpy(all->msg + n, "; ", 3);
+		n += 2;
+		room -= 2;
+	}
+	memcpy(all->msg + n, one->msg, strnlen(one->msg, room - 1));
+	all->msg[n + strnlen(one->msg, room - 1)] = '\0';
+}
+
+/*
+ * The row that will run: the one asked for, or the first OS sandbox from
+ * `from` on whose quick probe passes. NULL with *e saying why; the
+ * reasons of the rows tried (a row of another platform is no reason)
+ * gather in *reasons, which a failed trial launch may have begun.
+ */
+static const struct backend *
+select_row(const struct backend *from, struct sbx_err *reasons,
+    struct sbx_err *e)
+{
+	const struct backend *b;
+	struct sbx_err pe;
+	char info[512];
 
 	if (opts.mode == SANDBOX_HOST)
-		return BACKEND_HOST;
-	if (want == BACKEND_SEATBELT)
-		return seatbelt_probe(e) == 0 ? BACKEND_SEATBELT : BACKEND_NONE;
-#if defined(__linux__)
-	if (want != BACKEND_LANDLOCK) {
-		/* The launch itself is the trial run: see run_and_report(). */
-		if (bwrap_find(&opts, bwrap, e) == 0)
-			return BACKEND_BWRAP;
-		if (want == BACKEND_BWRAP)
-			return BACKEND_NONE;
+		return HOST_ROW;
+	if (opts.backend != NULL && from == backends) {
+		b = row_named(opts.backend);
+		memset(&pe, 0, sizeof(pe));
+		if (opts.dry_run ||
+		    b->probe(&opts, 0, info, sizeof(info), &pe) == 0)
+			return b;
+		*e = pe;
+		if (e->kind != ERR_UNSUPPORTED && e->kind != ERR_POLICY)
+			e->kind = ERR_UNAVAILABLE;
+		return NULL;
 	}
-	if (landlock_probe(&opts, pol, &e2) == 0)
-		return BACKEND_LANDLOCK;
-	if (want == BACKEND_LANDLOCK)
-		*e = e2;
+	for (b = opts.backend ? HOST_ROW : from; b < HOST_ROW; b++) {
+		memset(&pe, 0, sizeof(pe));
+		if (!(b->flags & BE_OS))
+			continue;
+		if (b->probe(&opts, 0, info, sizeof(info), &pe) == 0)
+			return b;
+		if (pe.kind != ERR_UNSUPPORTED)
+			add_reason(reasons, &pe);
+	}
+	if (reasons->msg[0] == '\0')
+		sbx_errf(e, ERR_UNSUPPORTED, "no OS sandbox for this platform "
+		    "(try --sandbox host)");
 	else
-		sbx_errf(e, ERR_UNAVAILABLE, "no OS sandbox works here: %.400s;"
-		    " %.400s", e->msg, e2.msg);
-	return BACKEND_NONE;
-#elif defined(__APPLE__)
-	(void)pol;
-	(void)bwrap;
-	(void)e2;
-	if (want != BACKEND_NONE)
-		return sbx_errf(e, ERR_UNAVAILABLE, "%s: Linux only",
-		    backend_name(want)), BACKEND_NONE;
-	return seatbelt_probe(e) == 0 ? BACKEND_SEATBELT : BACKEND_NONE;
-#else
-	(void)pol;
-	(void)bwrap;
-	(void)e2;
-	return sbx_errf(e, ERR_UNSUPPORTED, "no OS sandbox for this "
-	    "platform (try --sandbox host)"), BACKEND_NONE;
-#endif
+		sbx_errf(e, ERR_UNAVAILABLE, "no OS sandbox works here: %.900s",
+		    reasons->msg);
+	return NULL;
 }
 
-/* With --dry-run and an explicit backend, plan without probing. */
-static enum backend
-dry_backend(char **bwrap)
+/* --sandbox auto: no row serves, so no sandbox, said on stderr. */
+static const struct backend *
+unconfined(const struct sbx_err *why)
 {
-	if (opts.backend == BACKEND_BWRAP) {
-		*bwrap = find_program("bwrap", NULL);
-		if (*bwrap == NULL)
-			*bwrap = xstrdup("/usr/bin/bwrap");
-	}
-	return opts.backend;
+	if (opts.mode != SANDBOX_AUTO)
+		return NULL;
+	fprintf(stderr, "sbx: warning: running unconfined: %s\n", why->msg);
+	return HOST_ROW;
 }
 
-/* Everything a backend's builder allocated for a launch. */
-static void
-launch_free(struct launch *l)
-{
-	strv_free(&l->argv);
-	strv_free(&l->args);
-	strv_free(&l->placeholders);
-	free(l->seccomp);
-	free(l->profile);
-	landlock_free(l->landlock_plan);
-	memset(l, 0, sizeof(*l));
-}
-
-static void
-host_launch(struct launch *l)
+static int
+host_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 {
 	char **p;
 
-	l->backend = BACKEND_HOST;
-	for (p = opts.cmd; *p; p++)
+	(void)e;
+	for (p = pl->o->cmd; *p; p++)
 		strv_push(&l->argv, *p);
-}
-
-static int
-build(enum backend b, const struct policy *pol, const char *bwrap,
-    struct launch *l, struct sbx_err *e)
-{
-	size_t i;
-
-	l->backend = b;
-	switch (b) {
-	case BACKEND_BWRAP:
-	case BACKEND_SEATBELT:
-		/* sbx's shim runs inside both. */
-		for (i = 0; i < opts.deny_read.n; i++)
-			if (path_under(opts.self, opts.deny_read.v[i]))
-				return sbx_errf(e, ERR_POLICY, "--deny-read %s: "
-				    "hides sbx itself (%s), which runs inside",
-				    shown(opts.deny_read.v[i]), shown(opts.self));
-		if (b == BACKEND_SEATBELT)
-			return seatbelt_build(&opts, pol, l, e);
-		return bwrap_build(&opts, pol, bwrap, l, e);
-	case BACKEND_LANDLOCK:
-		return landlock_build(&opts, pol, l, e);
-	default:
-		host_launch(l);
-		return 0;
-	}
-}
-
-/* A device node bwrap's --dev binds in from the host, /dev/tty aside. */
-static int
-bound_device(const char *path)
-{
-	size_t i;
-
-	for (i = 0; host_devices[i]; i++)
-		if (strcmp(path, host_devices[i]) == 0)
-			return strcmp(path, "/dev/tty") != 0;
+	for (p = pl->env->v; p && *p; p++)
+		strv_push(&l->envp, *p);
+	l->status_fd = 3;
 	return 0;
 }
 
 /*
  * The descriptors the command inherits from sbx's caller (0; 1 and 2 with
- * --passthrough) were opened on the host's own mounts, and a mount
- * namespace does not change that: from a directory, openat(2) reaches the
- * host's whole tree, and through /proc/self/fd/N a file read-only here can
- * be reopened for writing, or have its mode changed, wherever the host's
- * mount allows it. Directories and O_PATH descriptors are refused under
- * every sandbox. Under bwrap the shim reopens a named file held read-only,
- * and /dev/null and the like, by name inside the sandbox (--reopen): the
- * new descriptor is bound by the sandbox's mounts.
+ * --passthrough) were opened on the host's own mounts: from a directory,
+ * openat(2) reaches the host's whole tree, whatever the sandbox. So a
+ * directory or an O_PATH descriptor there is refused under every OS
+ * sandbox; what else a backend must do about them is its own business.
  */
 static int
-check_inherited(enum backend b, struct sbx_err *e)
+check_inherited(struct sbx_err *e)
 {
-	char link[32], path[PATH_MAX], num[2];
 	struct stat st;
 	int fd, fl, last = opts.passthrough ? 2 : 0;
-	ssize_t n;
 
 	for (fd = 0; fd <= last; fd++) {
 		if ((fl = fcntl(fd, F_GETFL)) < 0 || fstat(fd, &st) < 0)
@@ -618,69 +592,61 @@ check_inherited(enum backend b, struct sbx_err *e)
 			return sbx_errf(e, ERR_POLICY, "%s is a directory: the "
 			    "command could reach the host's files through it",
 			    std_fd_name[fd]);
-		if (b != BACKEND_BWRAP)
-			continue;
-		if (S_ISBLK(st.st_mode))
-			return sbx_errf(e, ERR_POLICY, "%s is a block device: "
-			    "the command could reopen it for writing; pipe it "
-			    "in instead", std_fd_name[fd]);
-		if (!(S_ISREG(st.st_mode) && (fl & O_ACCMODE) == O_RDONLY &&
-		    st.st_nlink > 0) && !S_ISCHR(st.st_mode))
-			continue;
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-		n = readlink(link, path, sizeof(path) - 1);
-		path[n > 0 ? n : 0] = '\0';
-		if (S_ISCHR(st.st_mode)) {
-			/* A terminal, say: no name inside to reopen. */
-			if (!bound_device(path))
-				continue;
-		} else if (path[0] != '/')
-			return sbx_errf(e, ERR_POLICY, "%s: cannot tell the "
-			    "file's name (%s) to reopen it inside the sandbox; "
-			    "pipe it in instead", std_fd_name[fd],
-			    n < 0 ? strerror(errno) : "not a path");
-		num[0] = (char)('0' + fd);
-		num[1] = '\0';
-		strv_push(&opts.reopen, num);
-		strv_push(&opts.reopen, path);
 	}
 	return 0;
 }
 
-/*
- * Choose and build. --sandbox os fails closed; --sandbox auto falls back to
- * no sandbox, saying so on stderr and in the result (isolation=none).
- */
-static void
-plan(struct policy *pol, struct launch *l)
-{
-	struct sbx_err e;
-	char *bwrap = NULL;
-	enum backend b;
+/* ---- one attempt: proxy, environment, plan, then print or run ---- */
 
-	memset(&e, 0, sizeof(e));
-	/* No sandbox, no file-system policy to compile. */
-	if (opts.mode != SANDBOX_HOST && policy_compile(&opts, pol, &e) < 0)
-		fail(&e, 1);
-	if (opts.dry_run && opts.backend != BACKEND_NONE)
-		b = dry_backend(&bwrap);
-	else
-		b = select_backend(pol, &bwrap, &e);
-	if (b == BACKEND_NONE && opts.mode == SANDBOX_AUTO) {
-		fprintf(stderr, "sbx: warning: running unconfined: %s\n", e.msg);
-		b = BACKEND_HOST;
-	}
-	if (b == BACKEND_NONE) {
-		if (e.kind != ERR_UNSUPPORTED && e.kind != ERR_POLICY)
-			e.kind = ERR_UNAVAILABLE;
-		fail(&e, 1);
-	}
-	asked = opts.backend;
-	opts.backend = b;
-	if ((b != BACKEND_HOST && check_inherited(b, &e) < 0) ||
-	    build(b, pol, bwrap, l, &e) < 0)
-		fail(&e, 1);
-	free(bwrap);
+struct attempt {
+	const struct backend	*be;
+	struct proxy		*proxy;
+	struct strv		 env;
+	struct launch		 l;
+};
+
+static void
+attempt_free(struct attempt *a)
+{
+	size_t i;
+
+	if (a->be && a->be->release)
+		a->be->release(a->l.priv);
+	for (i = 0; i < a->l.nfd; i++)
+		free(a->l.fd[i].data);
+	strv_free(&a->l.argv);
+	strv_free(&a->l.envp);
+	strv_free(&a->l.dry);
+	strv_free(&a->l.shown);
+	strv_free(&a->env);
+	proxy_stop(a->proxy);
+	memset(a, 0, sizeof(*a));
+}
+
+/* The proxy first (its port goes into the environment), then the plan. */
+static int
+plan(struct attempt *a, const struct policy *pol, struct sbx_err *e)
+{
+	struct plan pl;
+	int bridge = (a->be->flags & BE_BRIDGE) != 0;
+
+	executor = a->be->name;
+	memset(&pl, 0, sizeof(pl));
+	pl.bridge_fd = -1;
+	if (opts.net == NET_PROXY &&
+	    proxy_start(&opts, bridge, &a->proxy, e) < 0)
+		return -1;
+	if (a->proxy && bridge)
+		pl.bridge_fd = proxy_bridge_fd(a->proxy);
+	build_env(!a->proxy ? 0 : bridge ? BRIDGE_PORT :
+	    proxy_port(a->proxy), &a->env);
+	if ((a->be->flags & BE_OS) && check_inherited(e) < 0)
+		return -1;
+	pl.o = &opts;
+	pl.pol = pol;
+	pl.env = &a->env;
+	a->l.be = a->be;
+	return a->be->build(&pl, &a->l, e);
 }
 
 static void
@@ -696,35 +662,29 @@ print_quoted(FILE *f, char **v, const char *sep)
 	}
 }
 
-/* The exact launch: env -i, the environment, and the argv, args expanded. */
+/*
+ * --dry-run: the backend's own lines (the Landlock rules, the Seatbelt
+ * profile, the seccomp flavour), then the exact launch: env -i, the
+ * environment, and the line, with what goes through descriptors shown in
+ * place.
+ */
 static void
-dry_run(struct launch *l)
+dry_run(const struct launch *l)
 {
-	struct strv line = { NULL, 0, 0 };
+	const struct strv *line = l->shown.n ? &l->shown : &l->argv;
+	struct strv all = { NULL, 0, 0 };
 	size_t i;
 
-	if (l->profile)
-		printf("%s\n", l->profile);
-	if (l->backend == BACKEND_BWRAP)
-		bwrap_env(l, &opts.env);
-	strv_push(&line, "env");
-	strv_push(&line, "-i");
-	for (i = 0; !l->env_in_args && i < opts.env.n; i++)
-		strv_push(&line, opts.env.v[i]);
-	for (i = 0; i < l->argv.n; i++) {
-		if (l->shim && i == 1 && l->args.n > 0 &&
-		    strcmp(l->argv.v[1], "--args") == 0) {
-			size_t j;
-
-			for (j = 0; j < l->args.n; j++)
-				strv_push(&line, l->args.v[j]);
-			i++;	/* and the fd number */
-			continue;
-		}
-		strv_push(&line, l->argv.v[i]);
-	}
-	print_quoted(stdout, line.v, " ");
-	strv_free(&line);
+	for (i = 0; i < l->dry.n; i++)
+		printf("%s\n", l->dry.v[i]);
+	strv_push(&all, "env");
+	strv_push(&all, "-i");
+	for (i = 0; i < l->envp.n; i++)
+		strv_push(&all, l->envp.v[i]);
+	for (i = 0; i < line->n; i++)
+		strv_push(&all, line->v[i]);
+	print_quoted(stdout, all.v, " ");
+	strv_free(&all);
 	fflush(stdout);
 }
 
@@ -740,126 +700,29 @@ probe_line(const char *name, int ok, const char *detail, const char *key)
 static int
 probe(void)
 {
-	struct policy pol;
+	const struct backend *b, *first = NULL;
+	struct utsname u;
 	struct sbx_err e;
-	char *path = NULL;
-	int bw = 0, ll = 0, sb = 0;
+	char info[512];
+	int ok;
 
-	memset(&pol, 0, sizeof(pol));
-	memset(&e, 0, sizeof(e));
-	if (opts.root == NULL)
-		opts.root = realpath(".", NULL);
-	if (policy_compile(&opts, &pol, &e) < 0)
-		memset(&pol, 0, sizeof(pol));
-#if defined(__linux__)
-	printf("platform=linux\n");
-	bw = bwrap_probe(&opts, &path, &e) == 0;
-	probe_line("bwrap", bw, bw ? path : e.msg, bw ? "path" : "error");
-	memset(&e, 0, sizeof(e));
-	ll = landlock_probe(&opts, &pol, &e) == 0;
-	probe_line("landlock", ll, e.msg, ll ? "info" : "error");
-	printf("seatbelt=unavailable\nseatbelt_error=macOS only\n");
-#elif defined(__APPLE__)
-	printf("platform=macos\n");
-	printf("bwrap=unavailable\nbwrap_error=Linux only\n");
-	printf("landlock=unavailable\nlandlock_error=Linux only\n");
-	sb = seatbelt_probe(&e) == 0;
-	probe_line("seatbelt", sb, e.msg, "error");
-#else
-	printf("platform=other\n");
-#endif
-	printf("default=%s\n", bw ? "bwrap" : ll ? "landlock" :
-	    sb ? "seatbelt" : "none");
-	free(path);
-	policy_free(&pol);
-	return bw || ll || sb ? 0 : EXIT_SBX;
-}
-
-/*
- * Mount points bwrap makes for missing protected paths. Removing one while
- * another sbx run has it mounted would detach that run's read-only cover
- * (the kernel unmounts what lies on a removed name in every namespace).
- * So each run holds a shared lock on the folder of each placeholder while
- * its sandbox lives, and removes a placeholder only if it can take the
- * lock exclusively at once: the last run out cleans up.
- */
-struct placeholders {
-	struct strv	 path;
-	struct strv	 dir;	/* the distinct folders holding them */
-	int		*lock;	/* one descriptor per folder */
-};
-
-static char *
-folder_of(const char *path)
-{
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
-
-	if (slash != NULL)
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	return dir;
-}
-
-/*
- * One lock per folder: flock() locks belong to an open file description,
- * so two descriptors of sbx's own on one folder would refuse each other
- * the exclusive lock.
- */
-static void
-lock_placeholders(const struct launch *l, struct placeholders *ph)
-{
-	size_t i, j;
-	char *dir;
-
-	memset(ph, 0, sizeof(*ph));
-	ph->lock = xcalloc(l->placeholders.n + 1, sizeof(int));
-	for (i = 0; i < l->placeholders.n; i++) {
-		strv_push(&ph->path, l->placeholders.v[i]);
-		dir = folder_of(l->placeholders.v[i]);
-		for (j = 0; j < ph->dir.n && strcmp(ph->dir.v[j], dir); j++)
-			;
-		if (j == ph->dir.n) {
-			strv_push(&ph->dir, dir);
-			ph->lock[j] = open(dir, O_RDONLY | O_DIRECTORY |
-			    O_CLOEXEC);
-			if (ph->lock[j] >= 0)
-				while (flock(ph->lock[j], LOCK_SH) < 0 &&
-				    errno == EINTR)
-					;
-		}
-		free(dir);
+	if (uname(&u) == 0 && strcmp(u.sysname, "Linux") == 0)
+		printf("platform=linux\n");
+	else if (strcmp(u.sysname, "Darwin") == 0)
+		printf("platform=macos\n");
+	else
+		printf("platform=other\n");
+	for (b = backends; b < HOST_ROW; b++) {
+		memset(&e, 0, sizeof(e));
+		info[0] = '\0';
+		ok = b->probe(&opts, 1, info, sizeof(info), &e) == 0;
+		probe_line(b->name, ok, ok ? info : e.msg,
+		    ok ? b->info_key : "error");
+		if (ok && first == NULL)
+			first = b;
 	}
-}
-
-static void
-remove_placeholders(struct placeholders *ph)
-{
-	struct stat st;
-	size_t i, j;
-	char *dir;
-
-	for (j = 0; j < ph->dir.n; j++) {
-		if (ph->lock[j] < 0)
-			continue;
-		if (flock(ph->lock[j], LOCK_EX | LOCK_NB) < 0) {
-			close(ph->lock[j]);
-			continue;
-		}
-		for (i = ph->path.n; i-- > 0; ) {
-			dir = folder_of(ph->path.v[i]);
-			if (strcmp(dir, ph->dir.v[j]) == 0 &&
-			    lstat(ph->path.v[i], &st) == 0) {
-				if (S_ISDIR(st.st_mode))
-					rmdir(ph->path.v[i]);
-				else if (S_ISREG(st.st_mode) && st.st_size == 0)
-					unlink(ph->path.v[i]);
-			}
-			free(dir);
-		}
-		close(ph->lock[j]);
-	}
-	strv_free(&ph->path);
-	strv_free(&ph->dir);
-	free(ph->lock);
+	printf("default=%s\n", first ? first->name : "none");
+	return first ? 0 : EXIT_SBX;
 }
 
 static int
@@ -884,106 +747,90 @@ exit_status(const struct run *r, const struct sbx_err *e)
 
 /* One run of the launch; the proxy lives exactly as long as it. */
 static int
-attempt(struct launch *l, struct run *r, struct exec_result *res,
+run_once(struct attempt *a, struct run *r, struct exec_result *res,
     struct sbx_err *e)
 {
-	int bridge = l->backend == BACKEND_BWRAP, rc;
+	struct loop_part part;
+	int rc;
 
 	memset(res, 0, sizeof(*res));
 	memset(r, 0, sizeof(*r));
-	memset(e, 0, sizeof(*e));
-	res->executor = l->backend;
-	res->isolated = l->backend != BACKEND_HOST;
+	res->executor = a->be->name;
+	res->isolated = (a->be->flags & BE_OS) != 0;
 	if (!opts.passthrough) {
 		res->out = capture_new(opts.max_output);
 		res->err = capture_new(opts.max_output);
 	}
-	r->o = &opts;
-	r->l = l;
+	r->l = &a->l;
+	r->cwd = opts.root;
+	r->what = opts.cmd[0];
+	r->timeout_ms = opts.timeout_ms;
+	r->kill_after_ms = opts.kill_after_ms;
 	r->res = res;
-	if (opts.net == NET_PROXY &&
-	    proxy_start(&opts, bridge, &r->proxy, e) < 0)
-		fail(e, 1);
-	if (r->proxy)
-		proxy_env(r->proxy, bridge, &opts.env);
-	if (l->backend == BACKEND_BWRAP)
-		bwrap_env(l, &opts.env);
-	rc = proc_run(r, e);
-	if (r->proxy) {
-		proxy_blocked(r->proxy, &res->blocked);
-		proxy_stop(r->proxy);
+	if (a->proxy) {
+		part.ctx = a->proxy;
+		part.pollfds = proxy_pollfds;
+		part.handle = proxy_handle;
+		part.deadline = proxy_deadline;
+		r->parts = &part;
+		r->nparts = 1;
 	}
+	if (a->be->prepare && a->be->prepare(&a->l, e) < 0)
+		return -1;
+	rc = proc_run(r, e);
+	if (a->be->finish)
+		a->be->finish(&a->l);
+	if (rc < 0 && a->be->explain)
+		a->be->explain(&a->l, &r->fail, e);
+	r->parts = NULL;
+	if (a->proxy)
+		proxy_blocked(a->proxy, &res->blocked);
 	return rc;
 }
 
-/* bwrap ended before the shim ran: its first line of stderr says why. */
 static void
-launch_failed(const struct exec_result *res, struct sbx_err *e)
+result_free(struct exec_result *res)
 {
-	const char *p[3], *msg;
-	size_t len[3], n;
-	uint64_t cut;
-	char line[300];
-
-	line[0] = '\0';
-	if (res->err) {
-		capture_parts(res->err, p, len, &cut);
-		n = memchr(p[0], '\n', len[0]) ?
-		    (size_t)((const char *)memchr(p[0], '\n', len[0]) - p[0]) :
-		    len[0];
-		n = n < sizeof(line) - 1 ? n : sizeof(line) - 1;
-		memcpy(line, p[0], n);
-		line[n] = '\0';
-	}
-	msg = line;
-	if (strncmp(msg, "bwrap: ", 7) == 0)
-		msg += 7;
-	if (*msg == '\0')
-		msg = "it ended before the command ran";
-	sbx_errf(e, ERR_UNAVAILABLE, "bwrap: %s: %s", shown(msg),
-	    bwrap_fix(msg));
+	capture_free(res->out);
+	capture_free(res->err);
+	strv_free(&res->blocked);
+	memset(res, 0, sizeof(*res));
 }
 
 /*
- * Nothing of the command's ran: the default selection moves on to the
- * next backend; --sandbox auto falls back to no sandbox, saying so.
+ * Run, and when a row whose launch is its trial failed before anything of
+ * the command's ran, move on to the next row that works (unless one was
+ * asked for); --sandbox auto ends unconfined, saying so.
  */
 static int
-fallback(const struct policy *pol, struct launch *l, struct sbx_err *e)
+run_and_report(const struct policy *pol, const struct backend *be)
 {
-	struct sbx_err e2;
-
-	launch_free(l);
-	if (asked == BACKEND_NONE && landlock_probe(&opts, pol, &e2) == 0 &&
-	    build(BACKEND_LANDLOCK, pol, NULL, l, &e2) == 0)
-		return 0;
-	if (opts.mode != SANDBOX_AUTO)
-		return -1;
-	fprintf(stderr, "sbx: warning: running unconfined: %s\n", e->msg);
-	host_launch(l);
-	return 0;
-}
-
-static int
-run_and_report(const struct policy *pol, struct launch *l)
-{
-	struct placeholders ph;
 	struct exec_result res;
+	struct attempt a;
+	struct sbx_err e, why, reasons;
 	struct run r;
-	struct sbx_err e;
 	int rc;
 
-	lock_placeholders(l, &ph);
-	while (attempt(l, &r, &res, &e) < 0) {
-		opts.backend = l->backend;	/* for a failure's result */
-		if (e.kind == ERR_UNAVAILABLE && l->backend == BACKEND_BWRAP &&
-		    !res.timed_out && !res.aborted) {
-			launch_failed(&res, &e);
-			capture_free(res.out);
-			capture_free(res.err);
-			strv_free(&res.blocked);
-			if (fallback(pol, l, &e) == 0)
-				continue;
+	memset(&a, 0, sizeof(a));
+	memset(&reasons, 0, sizeof(reasons));
+	for (;;) {
+		a.be = be;
+		memset(&e, 0, sizeof(e));
+		if (plan(&a, pol, &e) < 0)
+			fail(&e, 1);
+		if (run_once(&a, &r, &res, &e) == 0)
+			break;
+		if (e.kind == ERR_UNAVAILABLE && (be->flags & BE_TRIAL) &&
+		    r.fail.step < 0 && !res.timed_out && !res.aborted) {
+			add_reason(&reasons, &e);
+			result_free(&res);
+			attempt_free(&a);
+			why = e;
+			be = opts.backend ? NULL :
+			    select_row(be + 1, &reasons, &why);
+			if (be == NULL && (be = unconfined(&why)) == NULL)
+				fail(&why, 1);
+			continue;
 		}
 		if (e.kind == ERR_SPAWN || e.kind == ERR_SANDBOX ||
 		    e.kind == ERR_INTERNAL || e.kind == ERR_UNAVAILABLE)
@@ -993,7 +840,6 @@ run_and_report(const struct policy *pol, struct launch *l)
 		res.error_message = e.msg;
 		break;
 	}
-	remove_placeholders(&ph);
 	rc = exit_status(&r, &e);
 	/* A result that cannot be delivered is sbx's failure: 125. */
 	if ((result_fd >= 0 || !opts.passthrough) &&
@@ -1001,31 +847,44 @@ run_and_report(const struct policy *pol, struct launch *l)
 		fprintf(stderr, "sbx: result: %s\n", strerror(errno));
 		rc = EXIT_SBX;
 	}
-	capture_free(res.out);
-	capture_free(res.err);
-	strv_free(&res.blocked);
+	result_free(&res);
+	attempt_free(&a);
 	return rc;
+}
+
+/* Plan the chosen row and print it, running nothing. */
+static int
+dry(const struct policy *pol, const struct backend *be)
+{
+	struct attempt a;
+	struct sbx_err e;
+
+	memset(&a, 0, sizeof(a));
+	memset(&e, 0, sizeof(e));
+	a.be = be;
+	if (plan(&a, pol, &e) < 0)
+		fail(&e, 1);
+	dry_run(&a.l);
+	attempt_free(&a);
+	return 0;
 }
 
 /* What main() holds, let go before it returns (sanitizer builds check). */
 static void
-teardown(struct raw *raw, struct policy *pol, struct launch *l)
+teardown(struct raw *raw, struct policy *pol)
 {
 	size_t i;
 
-	launch_free(l);
 	policy_free(pol);
 	strv_free(&raw->write);
 	strv_free(&raw->deny_write);
 	strv_free(&raw->deny_read);
 	strv_free(&raw->scope);
-	strv_free(&raw->env);
 	strv_free(&opts.write);
 	strv_free(&opts.deny_write);
 	strv_free(&opts.deny_read);
 	strv_free(&opts.scope);
-	strv_free(&opts.env);
-	strv_free(&opts.reopen);
+	strv_free(&opts.env_args);
 	for (i = 0; i < opts.nhosts; i++)
 		free(opts.hosts[i].name);
 	free(opts.hosts);
@@ -1052,12 +911,30 @@ hold_std_fds(void)
 			exit(EXIT_SBX);
 }
 
+/* The policy, and the row that will run it (or sbx fails here). */
+static const struct backend *
+choose(struct policy *pol)
+{
+	const struct backend *be;
+	struct sbx_err e, reasons;
+
+	memset(&e, 0, sizeof(e));
+	memset(&reasons, 0, sizeof(reasons));
+	/* No sandbox, no file-system policy to compile. */
+	if (opts.mode != SANDBOX_HOST && policy_compile(&opts, pol, &e) < 0)
+		fail(&e, 1);
+	if ((be = select_row(backends, &reasons, &e)) == NULL &&
+	    (be = unconfined(&e)) == NULL)
+		fail(&e, 1);
+	return be;
+}
+
 int
 main(int argc, char **argv)
 {
+	const struct backend *be;
 	struct raw raw;
 	struct policy pol;
-	struct launch l;
 	int rc;
 
 	if (argc > 1 && strcmp(argv[1], SHIM_ARG) == 0)
@@ -1065,21 +942,18 @@ main(int argc, char **argv)
 	hold_std_fds();
 	memset(&raw, 0, sizeof(raw));
 	memset(&pol, 0, sizeof(pol));
-	memset(&l, 0, sizeof(l));
 	parse_args(argc, argv, &raw);
-	if (opts.probe)
+	executor = opts.backend;
+	opts.self = self_path(argv[0]);
+	if (opts.probe) {
+		opts.root = realpath(".", NULL);
 		rc = probe();
-	else {
-		build_env(&raw.env);
-		resolve_paths(&raw, argv[0]);
+	} else {
 		open_result();
-		plan(&pol, &l);
-		if (opts.dry_run) {
-			dry_run(&l);
-			rc = 0;
-		} else
-			rc = run_and_report(&pol, &l);
+		resolve_paths(&raw);
+		be = choose(&pol);
+		rc = opts.dry_run ? dry(&pol, be) : run_and_report(&pol, be);
 	}
-	teardown(&raw, &pol, &l);
+	teardown(&raw, &pol);
 	return rc;
 }

@@ -1,6 +1,12 @@
 /*
- * sbx.h: what crosses files. The options, the compiled policy, the launch
- * plan, the result, error kinds and the prototypes of each module. No code.
+ * sbx.h: what crosses files. The options as parsed, the compiled policy,
+ * the backend-neutral launch and the backend table's row, the result,
+ * error kinds and the prototypes that other files call. No code.
+ *
+ * The pipeline reads one way: options -> policy (neutral rules) ->
+ * environment -> a backend's plan (struct launch) -> supervision
+ * (proc.c) -> capture -> result. No step rewrites what an earlier one
+ * decided: the options stay as parsed.
  */
 #ifndef SBX_H
 #define SBX_H
@@ -9,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define SBX_VERSION	"0.1.0"
+#define SBX_VERSION	"0.2.0"
 
 enum {
 	EXIT_TIMEDOUT = 124,
@@ -18,21 +24,26 @@ enum {
 	EXIT_NOTFOUND = 127
 };
 
-/* error=KIND in the result; err_kind_name() gives the string. */
+/* error=KIND in the result: each kind beside its name (err_kind_name()). */
+#define SBX_ERR_KINDS \
+	X(ERR_NONE,		"")		\
+	X(ERR_USAGE,		"usage")	/* bad option or argument */ \
+	X(ERR_PATH,		"path")		/* a path missing or unusable */ \
+	X(ERR_POLICY,		"policy")	/* not enforceable as asked */ \
+	X(ERR_UNAVAILABLE,	"unavailable")	/* no OS sandbox works here */ \
+	X(ERR_UNSUPPORTED,	"unsupported_platform") \
+	X(ERR_SANDBOX,		"sandbox")	/* it failed to start */ \
+	X(ERR_PROXY,		"proxy")	\
+	X(ERR_SPAWN,		"spawn")	/* fork, pipe, ... */ \
+	X(ERR_RESULT,		"result")	/* the result file */ \
+	X(ERR_NOT_FOUND,	"not_found")	/* command not found (127) */ \
+	X(ERR_NOT_EXECUTABLE,	"not_executable") /* found, not runnable */ \
+	X(ERR_INTERNAL,		"internal")
+
 enum err_kind {
-	ERR_NONE,
-	ERR_USAGE,		/* "usage": bad option or argument */
-	ERR_PATH,		/* "path": a path that is missing or unusable */
-	ERR_POLICY,		/* "policy": a policy the backend cannot enforce */
-	ERR_UNAVAILABLE,	/* "unavailable": no OS sandbox works here */
-	ERR_UNSUPPORTED,	/* "unsupported_platform" */
-	ERR_SANDBOX,		/* "sandbox": the sandbox failed to start */
-	ERR_PROXY,		/* "proxy" */
-	ERR_SPAWN,		/* "spawn": fork, pipe, ... */
-	ERR_RESULT,		/* "result": the result file */
-	ERR_NOT_FOUND,		/* "not_found": command not found (127) */
-	ERR_NOT_EXECUTABLE,	/* "not_executable": found, not runnable (126) */
-	ERR_INTERNAL		/* "internal" */
+#define X(kind, name) kind,
+	SBX_ERR_KINDS
+#undef X
 };
 
 struct sbx_err {
@@ -48,20 +59,19 @@ struct strv {
 };
 
 enum sandbox_mode { SANDBOX_OS, SANDBOX_AUTO, SANDBOX_HOST };
-enum backend { BACKEND_NONE, BACKEND_BWRAP, BACKEND_LANDLOCK,
-    BACKEND_SEATBELT, BACKEND_HOST };
 enum net_mode { NET_NONE, NET_ALL, NET_PROXY };
 
-/* One --allow-host pattern, validated and normalised. */
+/* One --allow-host pattern, validated and normalised (proxy_pattern()). */
 struct host_pattern {
 	char	*name;		/* lower case, no trailing dot, no "*." */
 	int	 wildcard;	/* "*.name": subdomains of name only */
 	int	 port;		/* 0: ports 80 and 443 */
 };
 
+/* The options as parsed; paths absolute and resolved. Never rewritten. */
 struct sbx_opts {
-	char		 *root;		/* absolute, resolved */
-	struct strv	  write;	/* absolute, resolved (realpath) */
+	char		 *root;
+	struct strv	  write;
 	struct strv	  deny_write;
 	struct strv	  deny_read;
 	struct strv	  scope;
@@ -71,12 +81,12 @@ struct sbx_opts {
 	int		  allow_private;
 	int		  protect;	/* default protected list; 0 with --no-protect */
 	int		  allow_unix;	/* --allow-unix-sockets */
-	struct strv	  env;		/* NAME=VALUE, what the command sees */
+	struct strv	  env_args;	/* each -e as given */
 	int64_t		  timeout_ms;	/* 0: none */
 	int64_t		  kill_after_ms;
 	size_t		  max_output;
 	enum sandbox_mode mode;
-	enum backend	  backend;	/* asked with --backend, or NONE */
+	const char	 *backend;	/* --backend as given, or NULL */
 	int		  passthrough;
 	int		  json;
 	int		  dry_run;
@@ -84,7 +94,6 @@ struct sbx_opts {
 	char		 *result_path;
 	char		**cmd;		/* NULL-terminated command */
 	char		 *self;		/* sbx's own executable, resolved */
-	struct strv	  reopen;	/* bwrap: fd digit, path: for the shim */
 };
 
 /*
@@ -113,10 +122,13 @@ struct policy {
 	struct strv	 writable;	/* the folders that end up writable */
 };
 
+/* The device nodes every sandbox offers (bwrap's --dev binds these). */
+extern const char *const sbx_devices[];
+
 /*
- * Fixed descriptor numbers in the bwrap child; everything else above 2 is
- * closed before exec. bwrap reads and closes ARGS and SECCOMP; the shim
- * inside keeps STATUS and BRIDGE away from the command.
+ * Fixed descriptor numbers in the bwrap and Seatbelt child; everything
+ * else above 2 is closed before exec. bwrap reads and closes ARGS and
+ * SECCOMP; the shim inside keeps STATUS and BRIDGE away from the command.
  */
 #define FD_ARGS		3
 #define FD_SECCOMP	4
@@ -126,24 +138,78 @@ struct policy {
 #define SHIM_ARG	"--sbx-internal-shim"
 #define SHIM_ENV	"SBX_ENV_"	/* SBX_ENV_<n>=NAME=VALUE: for the shim */
 
-/* What to run: built by a backend as a pure function of the options. */
-struct launch {
-	enum backend	 backend;
-	struct strv	 argv;		/* to execve: argv.v[0] is absolute */
-	struct strv	 args;		/* bwrap: passed NUL-separated on FD_ARGS */
-	unsigned char	*seccomp;	/* BPF program (struct sock_filter[]) */
-	size_t		  seccomp_len;	/* bytes */
-	char		*profile;	/* seatbelt: the SBPL profile */
-	struct strv	 placeholders;	/* mount points bwrap creates; removed after */
-	int		 landlock;	/* apply landlock_apply() in the child */
-	void		*landlock_plan;	/* landlock.c's own, built in the parent */
-	int		 shim;		/* argv runs sbx's shim inside */
-	int		 env_in_args;	/* bwrap: the environment is wrapped in
-					   args (bwrap_env()); bwrap gets none */
+/* What every builder gets: the options, the policy, the final environment. */
+struct plan {
+	const struct sbx_opts	*o;
+	const struct policy	*pol;
+	const struct strv	*env;	/* NAME=VALUE, exactly what the command sees */
+	int			 bridge_fd;	/* the proxy's bridge for the child, or -1 */
 };
 
+/* A descriptor the child gets at a fixed number. */
+struct launch_fd {
+	int		 num;
+	int		 src;		/* a descriptor of sbx's, or -1 */
+	unsigned char	*data;		/* or these bytes, in a memory file */
+	size_t		 len;
+};
+
+#define LAUNCH_MAXFD	4
+
+/*
+ * What to run, the same shape for every backend: built by a backend as a
+ * pure function of the plan, read by proc.c, which never asks which
+ * backend it runs.
+ */
+struct launch {
+	const struct backend *be;
+	struct strv	 argv;		/* to execve: argv.v[0] is absolute */
+	struct strv	 envp;		/* execve's environment */
+	struct launch_fd fd[LAUNCH_MAXFD];
+	size_t		 nfd;
+	int		 status_fd;	/* the child's end of the status socket */
+	unsigned	 flags;		/* L_* */
+	int		(*confine)(void *);	/* in the child before exec, on priv */
+	struct strv	 dry;		/* --dry-run: lines before the launch line */
+	struct strv	 shown;		/* --dry-run: the line, if not argv */
+	void		*priv;		/* the backend's own (be->release) */
+};
+#define L_SHIM		0x1	/* status_fd stays open across exec: a shim
+				   inside reports the start and the status */
+#define L_PIDNS		0x2	/* own pid namespace: it ends with its leader */
+#define L_SPARE_LEADER	0x4	/* SIGTERM the leader's descendants, not it */
+
+/* Why the sandbox did not start, as the child or the shim reported it. */
+struct start_fail {
+	int	 step;		/* STEP_*, or -1: it ended before reporting */
+	int	 err;		/* errno */
+	int	 fd;		/* STEP_REOPEN: which descriptor */
+	char	 line[300];	/* the sandbox program's first line of stderr */
+};
+
+/* One row of the backend table (sbx.c). */
+struct backend {
+	const char	*name;
+	const char	*info_key;	/* --probe prints NAME_KEY=info */
+	/* Works here? full: a real trial run, else a quick check. */
+	int	(*probe)(const struct sbx_opts *, int, char *, size_t,
+		    struct sbx_err *);
+	int	(*build)(const struct plan *, struct launch *, struct sbx_err *);
+	unsigned flags;			/* BE_* */
+	/* Optional: before the spawn, after the run, a failed start. */
+	int	(*prepare)(struct launch *, struct sbx_err *);
+	void	(*finish)(struct launch *);
+	void	(*explain)(const struct launch *, const struct start_fail *,
+		    struct sbx_err *);
+	void	(*release)(void *);
+};
+#define BE_OS		0x1	/* an OS sandbox: --backend NAME, the default */
+#define BE_BRIDGE	0x2	/* the proxy reaches it through the bridge */
+#define BE_TRIAL	0x4	/* the launch is its trial: a failed start
+				   moves on to the next row */
+
 struct exec_result {
-	enum backend	 executor;
+	const char	*executor;	/* the backend's name, or NULL */
 	int		 isolated;
 	int		 started;
 	int		 exited;	/* exit_code valid */
@@ -156,7 +222,7 @@ struct exec_result {
 	struct capture	*err;
 	struct strv	 blocked;	/* hosts the proxy refused */
 	enum err_kind	 error;
-	char		*error_message;
+	const char	*error_message;
 };
 
 /* util.c */
@@ -170,12 +236,13 @@ void	 strv_push(struct strv *, const char *);
 void	 strv_pushf(struct strv *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	 strv_free(struct strv *);
+void	 env_put(struct strv *, const char *, const char *);
+const char *env_get(const struct strv *, const char *);
 const char *shown(const char *);
 extern const char *const std_fd_name[3];	/* fds 0-2, for messages */
 int	 sbx_errf(struct sbx_err *, enum err_kind, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 const char *err_kind_name(enum err_kind);
-const char *backend_name(enum backend);
 int	 parse_duration(const char *, int64_t *);
 int	 parse_size(const char *, size_t *);
 int64_t	 now_ms(void);
@@ -186,41 +253,43 @@ const char *signal_name(int);
 int	 set_cloexec(int);
 int	 set_nonblock(int);
 char	*find_program(const char *, const struct strv *);
+char	*self_path(const char *);
 void	 exec_command(char **, char **);
 size_t	 utf8_len(const unsigned char *, size_t);
+int	 caps_drop(uint64_t, int);
 
 /* policy.c */
 int	 policy_compile(const struct sbx_opts *, struct policy *,
 	    struct sbx_err *);
+const char *policy_holder(const struct policy *, const char *);
 void	 policy_free(struct policy *);
 
-/* bwrap.c (pure builder; no fork, no exec, no exit) */
-int	 bwrap_build(const struct sbx_opts *, const struct policy *,
-	    const char *, struct launch *, struct sbx_err *);
-void	 bwrap_env(struct launch *, const struct strv *);
-int	 bwrap_probe(const struct sbx_opts *, char **, struct sbx_err *);
-int	 bwrap_find(const struct sbx_opts *, char **, struct sbx_err *);
-const char *bwrap_fix(const char *);
+/* bwrap.c, landlock.c, seatbelt.c: the rows of the backend table */
+int	 bwrap_probe(const struct sbx_opts *, int, char *, size_t,
+	    struct sbx_err *);
+int	 bwrap_build(const struct plan *, struct launch *, struct sbx_err *);
+int	 bwrap_prepare(struct launch *, struct sbx_err *);
+void	 bwrap_finish(struct launch *);
+void	 bwrap_explain(const struct launch *, const struct start_fail *,
+	    struct sbx_err *);
+void	 bwrap_release(void *);
+int	 landlock_probe(const struct sbx_opts *, int, char *, size_t,
+	    struct sbx_err *);
+int	 landlock_build(const struct plan *, struct launch *,
+	    struct sbx_err *);
+void	 landlock_release(void *);
+int	 seatbelt_probe(const struct sbx_opts *, int, char *, size_t,
+	    struct sbx_err *);
+int	 seatbelt_build(const struct plan *, struct launch *,
+	    struct sbx_err *);
 
 /* seccomp.c */
-int	 seccomp_build(const struct sbx_opts *, int, unsigned char **,
-	    size_t *, struct sbx_err *);
 #define SECCOMP_FOR_BWRAP	1
 #define SECCOMP_FOR_LANDLOCK	2
+int	 seccomp_build(const struct sbx_opts *, int, unsigned char **,
+	    size_t *, struct sbx_err *);
+char	*seccomp_describe(const struct sbx_opts *, int);
 int	 seccomp_install(const unsigned char *, size_t);
-
-/* landlock.c */
-int	 landlock_build(const struct sbx_opts *, const struct policy *,
-	    struct launch *, struct sbx_err *);
-int	 landlock_probe(const struct sbx_opts *, const struct policy *,
-	    struct sbx_err *);
-int	 landlock_apply(const struct launch *);
-void	 landlock_free(void *);
-
-/* seatbelt.c (pure builder) */
-int	 seatbelt_build(const struct sbx_opts *, const struct policy *,
-	    struct launch *, struct sbx_err *);
-int	 seatbelt_probe(struct sbx_err *);
 
 /* capture.c */
 struct capture	*capture_new(size_t);
@@ -237,33 +306,66 @@ int	 result_write(int, const struct exec_result *, int);
 /* proxy.c */
 struct proxy;
 struct pollfd;
+int	 proxy_pattern(const char *, struct host_pattern *, const char **);
 int	 proxy_start(const struct sbx_opts *, int, struct proxy **,
 	    struct sbx_err *);
 int	 proxy_bridge_fd(const struct proxy *);
+void	 proxy_env(int, struct strv *);
 int	 proxy_port(const struct proxy *);
-void	 proxy_env(const struct proxy *, int, struct strv *);
-size_t	 proxy_pollfds(struct proxy *, struct pollfd *, size_t);
-void	 proxy_handle(struct proxy *, const struct pollfd *, size_t);
-int64_t	 proxy_deadline(const struct proxy *);
 void	 proxy_blocked(const struct proxy *, struct strv *);
 void	 proxy_stop(struct proxy *);
+size_t	 proxy_pollfds(void *, struct pollfd *, size_t);
+void	 proxy_handle(void *, const struct pollfd *, size_t);
+int64_t	 proxy_deadline(const void *);
 int	 proxy_bridge_run(int, int);	/* (listening fd, FD_BRIDGE); in the sandbox */
 
-/* proc.c: spawn, the one poll loop, reaping, kill escalation */
-struct run {
-	const struct sbx_opts	*o;
-	const struct launch	*l;
-	struct proxy		*proxy;
-	struct exec_result	*res;
-	int			 sig;	/* the signal that aborted sbx, or 0 */
-	pid_t			 parent;	/* sbx's pid, for the child */
+/*
+ * proc.c: spawn, the one poll loop, reaping, kill escalation. Other
+ * parts of sbx that need the loop (the proxy) plug in as loop parts.
+ */
+struct loop_part {
+	void	 *ctx;
+	size_t	(*pollfds)(void *, struct pollfd *, size_t);
+	void	(*handle)(void *, const struct pollfd *, size_t);
+	int64_t	(*deadline)(const void *);
 };
+
+struct run {
+	const struct launch	*l;
+	const char		*cwd;
+	const char		*what;		/* the command's name */
+	int64_t			 timeout_ms;
+	int64_t			 kill_after_ms;
+	struct loop_part	*parts;
+	size_t			 nparts;
+	struct exec_result	*res;		/* out and err: NULL passes through */
+	int			 sig;		/* the signal that aborted sbx */
+	struct start_fail	 fail;
+};
+int	 proc_init(void);
 int	 proc_run(struct run *, struct sbx_err *);
-int	 proc_kill_tree(int, int);
+int	 proc_probe(const char *const *, char *, size_t);
+
+/*
+ * The status socket between a child (or the shim inside a sandbox) and
+ * proc.c: one message each, a kind, a step and a value.
+ */
+enum status_kind {
+	ST_GO = 'G',		/* queued by sbx: this is a launch of its own */
+	ST_STARTED = 'S',	/* the sandbox is up (the shim runs) */
+	ST_EXEC = 'E',		/* the command could not be executed: errno */
+	ST_SETUP = 'L',		/* a setup step failed: step, errno */
+	ST_WAIT = 'W'		/* the command's own wait status */
+};
+enum setup_step {
+	STEP_CHDIR, STEP_FDS, STEP_REOPEN, STEP_DEVICES, STEP_CAPS,
+	STEP_SECCOMP, STEP_LANDLOCK, STEP_BRIDGE, STEP_SHIM, NSTEPS
+};
+void	 proc_status(int, int, int, int, int);
 void	 proc_signals_default(void);
 
-/* shim.c: sbx's own process inside the bwrap sandbox */
-extern const char *const host_devices[];
+/* shim.c: sbx's own process inside the bwrap and Seatbelt sandboxes */
+int	 shim_check(const struct sbx_opts *, struct sbx_err *);
 int	 shim_main(int, char **);
 
 #endif

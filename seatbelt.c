@@ -9,7 +9,8 @@
  * early, or refuses the path; the policy's rules keep their order, because
  * in SBPL the last matching rule wins; every operation name the profile uses
  * is also in the probe's profile, so a macOS that does not know one fails
- * the probe instead of every run.
+ * the probe instead of every run. No rule of the policy is filtered out:
+ * the folders above a read-only path are pinned here, in SBPL's terms.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -20,9 +21,6 @@
 
 #ifdef __APPLE__
 #include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #endif
 
@@ -161,18 +159,6 @@ put_path(struct text *t, const char *path)
 	put(t, "\"");
 }
 
-/* path is dir or below it. */
-static int
-at_or_below(const char *path, const char *dir)
-{
-	size_t	 n = strlen(dir);
-
-	if (strcmp(dir, "/") == 0)
-		return path[0] == '/';
-	return strncmp(path, dir, n) == 0 &&
-	    (path[n] == '\0' || path[n] == '/');
-}
-
 /* A rule's filter: a whole tree, except a writable file, which is itself. */
 static int
 rule_is_tree(const struct rule *r)
@@ -207,17 +193,6 @@ put_rule(struct text *t, const struct rule *r)
 	put(t, r->implicit ? ") ; protected\n" : ")\n");
 }
 
-/*
- * policy.c's pins (implicit WRITE rules on the folders above a read-only
- * path) make bwrap mount points, which rename(2) refuses to move. Here they
- * would grant nothing; put_pinned_parents() does their job for Seatbelt.
- */
-static int
-is_pin(const struct rule *r)
-{
-	return r->kind == RULE_WRITE && r->implicit;
-}
-
 /* Whether the policy leaves dir writable: its last matching rule. */
 static int
 writable(const struct policy *p, const char *dir)
@@ -228,9 +203,7 @@ writable(const struct policy *p, const char *dir)
 
 	for (i = 0; i < p->n; i++) {
 		r = &p->r[i];
-		if (is_pin(r))
-			continue;
-		if (rule_is_tree(r) ? at_or_below(dir, r->path) :
+		if (rule_is_tree(r) ? path_under(dir, r->path) :
 		    strcmp(dir, r->path) == 0)
 			w = r->kind == RULE_WRITE;
 	}
@@ -335,8 +308,7 @@ put_file_rules(struct text *t, const struct policy *p, struct sbx_err *e)
 	put(t, DEVICE_RULES);
 	put(t, "; the policy, in order: the last matching rule wins\n");
 	for (i = 0; i < p->n; i++)
-		if (!is_pin(&p->r[i]))
-			put_rule(t, &p->r[i]);
+		put_rule(t, &p->r[i]);
 	put_pinned_parents(t, p);
 	return 0;
 }
@@ -360,28 +332,31 @@ put_net_rules(struct text *t, const struct sbx_opts *o)
 }
 
 int
-seatbelt_build(const struct sbx_opts *o, const struct policy *p,
-    struct launch *l, struct sbx_err *e)
+seatbelt_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 {
+	const struct sbx_opts *o = pl->o;
 	struct text t = { NULL, 0, 0 };
-	char	**c;
+	char **c;
 
+	if (shim_check(o, e) < 0)
+		return -1;
 	put(&t, "(version 1)\n(allow default)\n");
 	put(&t, "\n; nothing escapes through other processes\n");
 	put(&t, FIXED_RULES);
-	if (put_file_rules(&t, p, e) == -1) {
+	if (put_file_rules(&t, pl->pol, e) == -1) {
 		free(t.s);
 		return -1;
 	}
 	put_net_rules(&t, o);
 
-	l->backend = BACKEND_SEATBELT;
-	l->profile = t.s;
+	/* A dry run prints the profile first, as it is. */
+	strv_push(&l->dry, t.s);
 	/*
 	 * sbx's shim runs inside, as under bwrap: sandbox-exec would report
 	 * a command it cannot run with its own status, not 127 or 126.
 	 */
-	l->shim = 1;
+	l->flags = L_SHIM;
+	l->status_fd = FD_STATUS;
 	strv_push(&l->argv, SANDBOX_EXEC);
 	strv_push(&l->argv, "-p");
 	strv_push(&l->argv, t.s);
@@ -391,6 +366,9 @@ seatbelt_build(const struct sbx_opts *o, const struct policy *p,
 	strv_push(&l->argv, "--");
 	for (c = o->cmd; c != NULL && *c != NULL; c++)
 		strv_push(&l->argv, *c);
+	for (c = pl->env->v; c && *c; c++)
+		strv_push(&l->envp, *c);
+	free(t.s);
 	return 0;
 }
 
@@ -413,103 +391,39 @@ probe_profile(void)
 	return buf;
 }
 
-/* Start the probe with stderr on fd: its pid, or -1 with errno set. */
-static pid_t
-probe_spawn(int fd)
-{
-	posix_spawn_file_actions_t fa;
-	char	*argv[] = { SANDBOX_EXEC, "-p", NULL, "--", "/usr/bin/true",
-	    NULL };
-	char	*envp[] = { NULL };
-	pid_t	 pid;
-	int	 rc;
-
-	argv[2] = (char *)probe_profile();
-	if ((rc = posix_spawn_file_actions_init(&fa)) != 0) {
-		errno = rc;
-		return -1;
-	}
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, fd, 2);
-	rc = posix_spawn(&pid, SANDBOX_EXEC, &fa, NULL, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	return pid;
-}
-
-/* The first line the probe wrote on fd (up to EOF), at most size-1 bytes. */
-static void
-first_line(int fd, char *buf, size_t size)
-{
-	size_t	 n = 0;
-	ssize_t	 r;
-	char	 sink[256];
-
-	while (n + 1 < size &&
-	    ((r = read(fd, buf + n, size - 1 - n)) > 0 ||
-	    (r == -1 && errno == EINTR)))
-		if (r > 0)
-			n += (size_t)r;
-	while ((r = read(fd, sink, sizeof(sink))) > 0 ||
-	    (r == -1 && errno == EINTR))
-		;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-}
-
-/* Its exit status, 128+N for signal N, or -1. */
-static int
-probe_wait(pid_t pid)
-{
-	int	 st;
-
-	while (waitpid(pid, &st, 0) == -1)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 int
-seatbelt_probe(struct sbx_err *e)
+seatbelt_probe(const struct sbx_opts *o, int full, char *info,
+    size_t infolen, struct sbx_err *e)
 {
-	char	 line[256];
-	pid_t	 pid;
-	int	 pfd[2], st;
+	const char *argv[] = { SANDBOX_EXEC, "-p", NULL, "--", "/usr/bin/true",
+	    NULL };
+	char line[256];
+	int st;
 
+	(void)o;
+	(void)full;
 	if (access(SANDBOX_EXEC, X_OK) == -1)
 		return sbx_errf(e, ERR_UNAVAILABLE, "seatbelt: %s: %s",
 		    SANDBOX_EXEC, strerror(errno));
-	if (pipe(pfd) == -1)
-		return sbx_errf(e, ERR_UNAVAILABLE, "seatbelt: pipe: %s",
-		    strerror(errno));
-	set_cloexec(pfd[0]);
-	set_cloexec(pfd[1]);
-	pid = probe_spawn(pfd[1]);
-	close(pfd[1]);
-	if (pid == -1) {
-		sbx_errf(e, ERR_UNAVAILABLE, "seatbelt: %s: %s",
-		    SANDBOX_EXEC, strerror(errno));
-		close(pfd[0]);
-		return -1;
-	}
-	/* Read to EOF before waiting: a full pipe would block the child. */
-	first_line(pfd[0], line, sizeof(line));
-	close(pfd[0]);
-	if ((st = probe_wait(pid)) == 0)
+	argv[2] = probe_profile();
+	if ((st = proc_probe(argv, line, sizeof(line))) == 0) {
+		snprintf(info, infolen, "%s", SANDBOX_EXEC);
 		return 0;
+	}
 	if (line[0] != '\0')
-		return sbx_errf(e, ERR_UNAVAILABLE, "seatbelt: %s", line);
+		return sbx_errf(e, ERR_UNAVAILABLE, "seatbelt: %s", shown(line));
 	return sbx_errf(e, ERR_UNAVAILABLE,
 	    "seatbelt: sandbox-exec failed with status %d", st);
 }
 #else
 int
-seatbelt_probe(struct sbx_err *e)
+seatbelt_probe(const struct sbx_opts *o, int full, char *info,
+    size_t infolen, struct sbx_err *e)
 {
+	(void)o;
+	(void)full;
+	(void)info;
+	(void)infolen;
 	return sbx_errf(e, ERR_UNSUPPORTED, "seatbelt: macOS only");
 }
 #endif

@@ -565,6 +565,19 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 	}
 }
 
+/* The flavour, in one line for --dry-run. */
+char *
+seccomp_describe(const struct sbx_opts *o, int flavour)
+{
+	int ll = flavour == SECCOMP_FOR_LANDLOCK;
+
+	return xasprintf("seccomp flavour=%s inet=%s unix=%s%s",
+	    ll ? "landlock" : "bwrap",
+	    !ll || o->net == NET_ALL ? "yes" : "no",
+	    o->allow_unix ? "yes" : "no",
+	    ll ? " metadata=refused other_processes=refused" : "");
+}
+
 int
 seccomp_build(const struct sbx_opts *o, int flavour, unsigned char **prog,
     size_t *len, struct sbx_err *e)
@@ -588,6 +601,14 @@ seccomp_build(const struct sbx_opts *o, int flavour, unsigned char **prog,
 }
 
 #else	/* a Linux architecture this filter was not written for */
+
+char *
+seccomp_describe(const struct sbx_opts *o, int flavour)
+{
+	(void)o;
+	(void)flavour;
+	return xstrdup("seccomp unsupported architecture");
+}
 
 int
 seccomp_build(const struct sbx_opts *o, int flavour, unsigned char **prog,
@@ -625,6 +646,14 @@ seccomp_install(const unsigned char *prog, size_t len)
 }
 
 #else	/* !__linux__ */
+
+char *
+seccomp_describe(const struct sbx_opts *o, int flavour)
+{
+	(void)o;
+	(void)flavour;
+	return xstrdup("seccomp needs linux");
+}
 
 int
 seccomp_build(const struct sbx_opts *o, int flavour, unsigned char **prog,

@@ -1,15 +1,18 @@
 /*
- * shim.c: sbx's own binary in a hidden mode, run by bwrap inside the
- * sandbox as the command's parent:
+ * shim.c: sbx's own binary in a hidden mode, run inside the bwrap and
+ * Seatbelt sandboxes as the command's parent:
  *
  *	sbx --sbx-internal-shim [--ro-dev] [--seccomp] [--bridge]
  *	    [--wrapped-env] [--reopen FD PATH]... -- CMD...
  *
- * bwrap reports a command that was not found as its own exit status 1 and a
- * signal as 128+N, so sbx could not tell "never started" from "ran and
- * exited". The shim tells sbx on FD_STATUS: 'S' when it runs (the sandbox
- * is up), 'E' errno when the command cannot be executed, 'W' status with
- * the command's exact wait status. With --bridge it first listens on
+ * It runs only as part of a launch: proc.c queues a go message on the
+ * status socket (FD_STATUS) before the sandbox starts, and without one the
+ * shim refuses. bwrap reports a command that was not found as its own exit
+ * status 1 and a signal as 128+N, so sbx could not tell "never started"
+ * from "ran and exited". The shim tells sbx on FD_STATUS, in proc.c's one
+ * encoding (proc_status()): started when it runs (the sandbox is up), the
+ * errno when the command cannot be executed, the command's exact wait
+ * status, or which setup step failed. With --bridge it first listens on
  * 127.0.0.1:BRIDGE_PORT in the sandbox's network namespace and forks the
  * bridge that hands each connection to sbx's proxy over FD_BRIDGE, so the
  * port is open before the command runs. FD_STATUS and FD_BRIDGE are made
@@ -22,9 +25,9 @@
  * chown those host nodes. They are remounted read-only (device access
  * kept), then every capability goes for good (bounding set, securebits
  * locked) before the filter and the command. Any failure here is reported
- * as 'L' and nothing runs. The shim ignores
- * SIGTERM, SIGINT and SIGHUP so that it outlives the command to report it;
- * sbx's SIGKILL ends it.
+ * with its step and nothing runs. The shim ignores SIGTERM, SIGINT and
+ * SIGHUP so that it outlives the command to report it; sbx's SIGKILL ends
+ * it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -48,20 +51,10 @@
 #include "sbx.h"
 
 static void
-send_status(char kind, int v)
+send_status(int kind, int step, int arg, int v)
 {
-	char m[5];
-
-	m[0] = kind;
-	memcpy(m + 1, &v, 4);
-	(void)!write(FD_STATUS, m, sizeof(m));
+	proc_status(FD_STATUS, kind, step, arg, v);
 }
-
-/* What bwrap's --dev binds from the host. */
-const char *const host_devices[] = {
-	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-	"/dev/tty", NULL
-};
 
 #ifdef __linux__
 
@@ -70,34 +63,12 @@ devices_readonly(void)
 {
 	size_t i;
 
-	for (i = 0; host_devices[i]; i++)
-		if (mount(NULL, host_devices[i], NULL, MS_REMOUNT | MS_BIND |
+	for (i = 0; sbx_devices[i]; i++)
+		if (mount(NULL, sbx_devices[i], NULL, MS_REMOUNT | MS_BIND |
 		    MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL) < 0 &&
 		    errno != ENOENT)
 			return -1;
 	return 0;
-}
-
-/* Every capability, for good: bounding set, ambient, securebits, sets. */
-static int
-drop_capabilities(void)
-{
-	struct { uint32_t version; int pid; } hdr = { 0x20080522, 0 };
-	struct { uint32_t eff, perm, inh; } data[2];
-	int cap;
-
-	for (cap = 0; cap < 64; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
-			if (errno != EINVAL)
-				return -1;
-			break;	/* past the kernel's last capability */
-		}
-	/* NOROOT, NO_SETUID_FIXUP, KEEP_CAPS, NO_CAP_AMBIENT_RAISE: locked. */
-	if (prctl(PR_SET_SECUREBITS, 0xef, 0, 0, 0) < 0 ||
-	    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
-		return -1;
-	memset(data, 0, sizeof(data));
-	return (int)syscall(SYS_capset, &hdr, data);
 }
 
 static int
@@ -126,15 +97,17 @@ static int
 confine(int ro_dev, int seccomp)
 {
 #ifdef __linux__
-	if (ro_dev && (devices_readonly() < 0 || drop_capabilities() < 0))
-		return -1;
+	if (ro_dev && devices_readonly() < 0)
+		return STEP_DEVICES;
+	if (ro_dev && caps_drop(0, 1) < 0)
+		return STEP_CAPS;
 	if (seccomp && load_seccomp() < 0)
-		return -1;
+		return STEP_SECCOMP;
 #else
 	(void)ro_dev;
 	(void)seccomp;
 #endif
-	return 0;
+	return -1;
 }
 
 /*
@@ -248,71 +221,144 @@ run_command(char **cmd, char **envp)
 {
 	proc_signals_default();
 	exec_command(cmd, envp);
-	send_status('E', errno);
+	send_status(ST_EXEC, 0, 0, errno);
 	_exit(errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
 }
 
-int
-shim_main(int argc, char **argv)
+/*
+ * Started by sbx as part of a launch, or not at all. Run by hand, the
+ * shim would run its command with no sandbox, no result and no warning,
+ * and a tool that lets "sbx ..." through as safe would let that through
+ * too. proc.c leaves a go message queued on the status socket before the
+ * launch starts; a command line alone cannot make a descriptor that is a
+ * Unix packet socket holding one.
+ */
+static int
+launched_by_sbx(void)
 {
-	int i, j, fd, bridge = 0, ro_dev = 0, seccomp = 0, wrapped = 0, st;
-	pid_t pid, w;
+	struct status_msg_peek { char kind; char rest[7]; } m;
+	int type = 0, domain = 0;
+	socklen_t len = sizeof(type), dlen = sizeof(domain);
 
-#ifdef __linux__
-	/*
-	 * Not dumpable: the command, the shim's child in the same user
-	 * namespace, could otherwise open /proc/1/fd/FD_STATUS and forge the
-	 * report ('L': "sandbox setup failed", its output dropped) or take
-	 * FD_BRIDGE. The command's own execve() makes it dumpable again.
-	 */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		return EXIT_SBX;
+	if (getsockopt(FD_STATUS, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+	    type != SOCK_SEQPACKET)
+		return 0;
+#ifdef SO_DOMAIN
+	if (getsockopt(FD_STATUS, SOL_SOCKET, SO_DOMAIN, &domain, &dlen) < 0 ||
+	    domain != AF_UNIX)
+		return 0;
+#else
+	(void)domain;
+	(void)dlen;
 #endif
-	set_cloexec(FD_STATUS);
+	return recv(FD_STATUS, &m, sizeof(m), MSG_DONTWAIT) >= 1 &&
+	    m.kind == ST_GO;
+}
+
+/* Whether --deny-read hides sbx itself, which must run inside. */
+int
+shim_check(const struct sbx_opts *o, struct sbx_err *e)
+{
+	size_t i;
+
+	for (i = 0; i < o->deny_read.n; i++)
+		if (path_under(o->self, o->deny_read.v[i]))
+			return sbx_errf(e, ERR_POLICY, "--deny-read %s: hides "
+			    "sbx itself (%s), which runs inside",
+			    shown(o->deny_read.v[i]), shown(o->self));
+	return 0;
+}
+
+/* The shim's options; the index of "--", or -1 when they are not its. */
+static int
+parse(int argc, char **argv, int *bridge, int *ro_dev, int *seccomp,
+    int *wrapped)
+{
+	int i;
+
 	for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (strcmp(argv[i], "--bridge") == 0)
-			bridge = 1;
+			*bridge = 1;
 		else if (strcmp(argv[i], "--ro-dev") == 0)
-			ro_dev = 1;
+			*ro_dev = 1;
 		else if (strcmp(argv[i], "--seccomp") == 0)
-			seccomp = 1;
+			*seccomp = 1;
 		else if (strcmp(argv[i], "--wrapped-env") == 0)
-			wrapped = 1;
+			*wrapped = 1;
 		else if (strcmp(argv[i], "--reopen") == 0 && i + 2 < argc &&
 		    argv[i + 1][0] >= '0' && argv[i + 1][0] <= '2' &&
 		    argv[i + 1][1] == '\0' && argv[i + 2][0] == '/')
 			i += 2;	/* done below, before anything else */
 		else
-			return EXIT_SBX;
+			return -1;
 	}
-	if (i + 1 >= argc)
-		return EXIT_SBX;
-	if (bridge)
-		set_cloexec(FD_BRIDGE);
-	for (j = 2; j < i; j++) {
+	return i + 1 < argc ? i : -1;
+}
+
+/* --reopen N PATH, each: a failure ends the launch. */
+static int
+reopen_all(int argc, char **argv, int end)
+{
+	int j, fd;
+
+	(void)argc;
+	for (j = 2; j < end; j++) {
 		if (strcmp(argv[j], "--reopen") != 0)
 			continue;
 		fd = argv[j + 1][0] - '0';
 		if (reopen_fd(fd, argv[j + 2]) < 0) {
-			send_status('R', fd << 16 | (errno & 0xffff));
-			return EXIT_SBX;
+			send_status(ST_SETUP, STEP_REOPEN, fd, errno);
+			return -1;
 		}
 		j += 2;
 	}
-	if (confine(ro_dev, seccomp) < 0) {
-		send_status('L', errno);
+	return 0;
+}
+
+int
+shim_main(int argc, char **argv)
+{
+	int i, bridge = 0, ro_dev = 0, seccomp = 0, wrapped = 0, st, step;
+	pid_t pid, w;
+
+	if (!launched_by_sbx()) {
+		fprintf(stderr, "sbx: %s: for sbx's own use inside a sandbox "
+		    "it launches\n", SHIM_ARG);
+		return EXIT_SBX;
+	}
+#ifdef __linux__
+	/*
+	 * Not dumpable: the command, the shim's child in the same user
+	 * namespace, could otherwise open /proc/1/fd/FD_STATUS and forge the
+	 * report (a setup failure: its output dropped) or take FD_BRIDGE.
+	 * The command's own execve() makes it dumpable again.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return EXIT_SBX;
+#endif
+	set_cloexec(FD_STATUS);
+	if ((i = parse(argc, argv, &bridge, &ro_dev, &seccomp, &wrapped)) < 0) {
+		send_status(ST_SETUP, STEP_SHIM, 0, EINVAL);
+		return EXIT_SBX;
+	}
+	if (bridge)
+		set_cloexec(FD_BRIDGE);
+	if (reopen_all(argc, argv, i) < 0)
+		return EXIT_SBX;
+	if ((step = confine(ro_dev, seccomp)) >= 0) {
+		send_status(ST_SETUP, step, 0, errno);
 		return EXIT_SBX;
 	}
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	if (bridge && start_bridge() < 0) {
-		fprintf(stderr, "sbx: bridge: %s\n", strerror(errno));
+		send_status(ST_SETUP, STEP_BRIDGE, 0, errno);
 		return EXIT_SBX;
 	}
-	send_status('S', 0);
+	send_status(ST_STARTED, 0, 0, 0);
 	if ((pid = fork()) < 0) {
-		send_status('E', errno);
+		send_status(ST_EXEC, 0, 0, errno);
 		return EXIT_SBX;
 	}
 	if (pid == 0)
@@ -321,7 +367,7 @@ shim_main(int argc, char **argv)
 		;
 	if (w < 0)
 		return EXIT_SBX;
-	send_status('W', st);
+	send_status(ST_WAIT, 0, 0, st);
 	if (WIFSIGNALED(st))
 		return 128 + WTERMSIG(st);
 	return WEXITSTATUS(st);

@@ -2,7 +2,8 @@
  * util.c: small utilities shared by every file: checked allocation (out of
  * memory is an sbx failure, exit 125), string vectors, error records,
  * duration and size parsing with every range checked, shell quoting for
- * --dry-run, and finding a program by absolute path only.
+ * --dry-run, finding a program by absolute path only, and the one
+ * capability drop that both Linux sandboxes use.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,6 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#endif
 
 #include "sbx.h"
 
@@ -128,6 +133,33 @@ strv_free(struct strv *sv)
 	sv->n = sv->cap = 0;
 }
 
+/* NAME=VALUE in env, replacing an earlier NAME: the one env setter. */
+void
+env_put(struct strv *env, const char *name, const char *value)
+{
+	size_t i, n = strlen(name);
+
+	for (i = 0; i < env->n; i++)
+		if (strncmp(env->v[i], name, n) == 0 && env->v[i][n] == '=') {
+			free(env->v[i]);
+			env->v[i] = xasprintf("%s=%s", name, value);
+			return;
+		}
+	strv_pushf(env, "%s=%s", name, value);
+}
+
+/* NAME's value in env, or NULL. */
+const char *
+env_get(const struct strv *env, const char *name)
+{
+	size_t i, n = strlen(name);
+
+	for (i = 0; i < env->n; i++)
+		if (strncmp(env->v[i], name, n) == 0 && env->v[i][n] == '=')
+			return env->v[i] + n + 1;
+	return NULL;
+}
+
 int
 sbx_errf(struct sbx_err *e, enum err_kind kind, const char *fmt, ...)
 {
@@ -143,27 +175,15 @@ sbx_errf(struct sbx_err *e, enum err_kind kind, const char *fmt, ...)
 const char *
 err_kind_name(enum err_kind k)
 {
-	static const char *names[] = {
-		"", "usage", "path", "policy", "unavailable",
-		"unsupported_platform", "sandbox", "proxy", "spawn", "result",
-		"not_found", "not_executable", "internal"
+	static const char *const names[] = {
+#define X(kind, name) name,
+		SBX_ERR_KINDS
+#undef X
 	};
 
 	if ((size_t)k >= sizeof(names) / sizeof(names[0]))
 		return "internal";
 	return names[k];
-}
-
-const char *
-backend_name(enum backend b)
-{
-	switch (b) {
-	case BACKEND_BWRAP:	return "bwrap";
-	case BACKEND_LANDLOCK:	return "landlock";
-	case BACKEND_SEATBELT:	return "seatbelt";
-	case BACKEND_HOST:	return "host";
-	default:		return "none";
-	}
 }
 
 int64_t
@@ -389,6 +409,25 @@ find_program(const char *name, const struct strv *avoid)
 	return found;
 }
 
+/*
+ * sbx's own executable, resolved: the shim it runs inside a sandbox, and
+ * a protected path when it lies in a writable folder.
+ */
+char *
+self_path(const char *argv0)
+{
+	char *self;
+
+#ifdef __linux__
+	(void)argv0;
+	self = realpath("/proc/self/exe", NULL);
+#else
+	self = strchr(argv0, '/') ? realpath(argv0, NULL) :
+	    find_program(argv0, NULL);
+#endif
+	return self ? self : xstrdup("sbx");
+}
+
 /* Run the file at path; a script without #! goes to /bin/sh, as execvp. */
 static void
 exec_file(const char *path, char **argv, char **envp)
@@ -508,3 +547,65 @@ shown(const char *s)
 	d[n] = '\0';
 	return d;
 }
+
+#ifdef __linux__
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT			47
+#define PR_CAP_AMBIENT_CLEAR_ALL	4
+#endif
+#ifndef PR_SET_SECUREBITS
+#define PR_SET_SECUREBITS		28
+#endif
+/* NOROOT, NO_SETUID_FIXUP, KEEP_CAPS, NO_CAP_AMBIENT_RAISE, all locked */
+#define SECUREBITS_LOCKED		0xef
+
+/*
+ * Every capability but those in keep (bit N: capability N), for good: the
+ * bounding set (where there are capabilities to lose, which needs
+ * CAP_SETPCAP), the ambient set, the permitted, effective and inheritable
+ * sets; with lock, the securebits too, so that no later execve() or uid 0
+ * brings any back. Runs between fork and exec: system calls only.
+ */
+int
+caps_drop(uint64_t keep, int lock)
+{
+	struct { uint32_t version; int pid; } h = { 0x20080522, 0 };
+	struct { uint32_t eff, perm, inh; } d[2];
+	int cap;
+
+	if (syscall(SYS_capget, &h, d) < 0)
+		return -1;
+	if (d[0].perm | d[1].perm | d[0].inh | d[1].inh) {
+		for (cap = 0; cap < 64; cap++) {
+			if (keep >> cap & 1)
+				continue;
+			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0)
+				continue;
+			/* EINVAL: past the kernel's last capability. EPERM: no
+			 * CAP_SETPCAP (a container may withhold it); no_new_privs
+			 * keeps the bounding set from mattering then. */
+			if (errno == EINVAL || errno == EPERM)
+				break;
+			return -1;
+		}
+		if (lock && prctl(PR_SET_SECUREBITS, SECUREBITS_LOCKED, 0, 0,
+		    0) < 0)
+			return -1;
+	}
+	(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	d[0].perm &= (uint32_t)keep;
+	d[1].perm &= (uint32_t)(keep >> 32);
+	d[0].eff = d[0].perm;
+	d[1].eff = d[1].perm;
+	d[0].inh = d[1].inh = 0;
+	return (int)syscall(SYS_capset, &h, d);
+}
+#else
+int
+caps_drop(uint64_t keep, int lock)
+{
+	(void)keep;
+	(void)lock;
+	return 0;
+}
+#endif

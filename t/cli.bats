@@ -123,7 +123,7 @@ bad_input() {
 	[ -f "$src" ] || sbx_skip "sbx.c not beside the tests"
 	run --separate-stderr "$SBX" --help
 	[ "$status" -eq 0 ]
-	opts=$(sed -n 's/^[[:space:]]*{ "\([a-z-]*\)",.*/\1/p' "$src")
+	opts=$(sed -n '/longopts\[\] = {/,/^};/s/^[[:space:]]*{ "\([a-z-]*\)",.*/\1/p' "$src")
 	[ -n "$opts" ]
 	for o in $opts; do
 		grep -qe "--$o\\b" <<<"$output" || {
@@ -306,7 +306,10 @@ bad_input() {
 @test "bad input: --allow-host with a bad pattern" {
 	for h in '' '*' '*.' '.' '..' 'a..b' '.example.com' '*example.com' \
 	    'a*.example.com' 'example.*.com' '**.example.com' 'exa mple.com' \
-	    'example.com/path' 'http://example.com' 'user@example.com' \
+	    'example.com/path' 'ftp://example.com' 'user@example.com' \
+	    'https://user@example.com/' 'https://' 'https:///x' \
+	    'https://[::1]/' 'https://10.0.0.1/' \
+	    "$(printf 'a%.0s' $(seq 64)).example.com" \
 	    $'exa\nmple.com' 'exa$mple.com' ':443'; do
 		bad_input --allow-host "$h" touch "$MARK"
 	done
@@ -314,7 +317,9 @@ bad_input() {
 
 @test "good --allow-host patterns are accepted (parsed, not run)" {
 	for h in example.com '*.example.com' example.com:8080 EXAMPLE.com \
-	    example.com. a-b.example_c.com localhost; do
+	    example.com. a-b.example_c.com localhost http://example.com \
+	    https://registry.example.org/npm/ HTTPS://Example.com:8443/x \
+	    "$(printf 'a%.0s' $(seq 63)).example.com"; do
 		run --separate-stderr "$SBX" --sandbox host --dry-run \
 		    --allow-host "$h" touch "$MARK"
 		[ "$status" -eq 0 ] || { echo "$h: $status $stderr" >&2; return 1; }
@@ -340,7 +345,7 @@ bad_input() {
 
 @test "paths that look like options are paths" {
 	mkdir ./-x ./-rf ./--net ./--
-	for p in ./-x -rf --net -- -x; do
+	for p in ./-x -rf --net ./-- -x; do
 		run --separate-stderr "$SBX" --sandbox host --write "$p" -- touch "$MARK"
 		[ "$status" -eq 0 ] || { echo "--write $p: $status $stderr" >&2; return 1; }
 		rm -f "$MARK"
@@ -350,6 +355,32 @@ bad_input() {
 	run --separate-stderr "$SBX" --sandbox host --write --net --allow-host \
 	    example.com --dry-run -- true
 	[ "$status" -eq 0 ]
+}
+
+@test "-- is never an option's value: it ends the options" {
+	mkdir ./--
+	bad_input -e -- touch "$MARK"
+	[[ "$stderr" == *"-e: missing argument"* ]]
+	bad_input --env -- touch "$MARK"
+	bad_input --write -- touch "$MARK"
+	bad_input -C -- touch "$MARK"
+	bad_input --result -- touch "$MARK"
+	[ ! -e ./--/"$(basename "$MARK")" ]
+}
+
+@test "a command or a path with a newline in it gives a one-line message" {
+	bad_input --deny-read $'/no\nsuch' touch "$MARK"
+	run -127 --separate-stderr "$SBX" --sandbox host -- $'no such\ncommand'
+	[ "$status" -eq 127 ]
+	[[ "$stderr" =~ ^sbx:\ [^$'\n']+$ ]]
+	[[ "$stderr" == *'no such\x0acommand: command not found'* ]]
+	echo x >f
+	ln f $'f\nlink'
+	run --separate-stderr "$SBX" --dry-run --backend bwrap \
+	    --deny-read $'f\nlink' -- true
+	[ "$status" -eq 125 ]
+	[[ "$stderr" =~ ^sbx:\ [^$'\n']+$ ]]
+	[[ "$stderr" == *'hard links'* ]]
 }
 
 @test "a path option whose argument names no such path fails, even if it looks like an option" {

@@ -281,6 +281,12 @@ int main(void) { __asm__ volatile("mov $20, %%eax; int $0x80" ::: "eax"); return
 EOF
 	gcc -o "$BATS_TEST_TMPDIR/i386" "$BATS_TEST_TMPDIR/i386.c" ||
 	    skip "cannot build the probe"
+	# The control: outside the sandbox the call returns. A kernel that
+	# refuses 32-bit calls itself (ia32_emulation off: int 0x80 faults)
+	# leaves nothing to attack here.
+	if ! "$BATS_TEST_TMPDIR/i386"; then
+		skip "this kernel refuses 32-bit system calls itself (int 0x80 faults outside the sandbox too)"
+	fi
 	for b in "${backends[@]}"; do
 		run --separate-stderr "$SBX" --backend "$b" -C "$ws" -- \
 		    "$BATS_TEST_TMPDIR/i386" 3>&-
