@@ -638,6 +638,8 @@ plan(struct attempt *a, const struct policy *pol, struct sbx_err *e)
 		return -1;
 	if (a->proxy && bridge)
 		pl.bridge_fd = proxy_bridge_fd(a->proxy);
+	else if (a->proxy)
+		pl.proxy_port = proxy_port(a->proxy);
 	build_env(!a->proxy ? 0 : bridge ? BRIDGE_PORT :
 	    proxy_port(a->proxy), &a->env);
 	if ((a->be->flags & BE_OS) && check_inherited(e) < 0)

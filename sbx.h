@@ -144,6 +144,8 @@ struct plan {
 	const struct policy	*pol;
 	const struct strv	*env;	/* NAME=VALUE, exactly what the command sees */
 	int			 bridge_fd;	/* the proxy's bridge for the child, or -1 */
+	int			 proxy_port;	/* the proxy on 127.0.0.1 (no bridge), or 0 */
+	const char		*tmpdir;	/* the run's private temp folder, or NULL */
 };
 
 /* A descriptor the child gets at a fixed number. */
