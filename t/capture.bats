@@ -26,12 +26,6 @@ def value(text, key):
     raise SystemExit("no key " + key.decode())
 '
 
-# kvdec KEY: the value of KEY in $output as raw bytes on stdout.
-kvdec() {
-	printf '%s\n' "$output" | python3 -c "$DECODER"'
-sys.stdout.buffer.write(value(sys.stdin.buffer.read(), sys.argv[1].encode()))
-' "$1"
-}
 
 # same_bytes KEY FILE: the value of KEY in the kv result in file res is
 # exactly the bytes of FILE.

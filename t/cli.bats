@@ -13,21 +13,6 @@ setup() {
 	rm -f "$MARK"
 }
 
-# kvdec KEY: the value of KEY in $output, unescaped, as raw bytes on stdout.
-kvdec() {
-	printf '%s\n' "$output" | python3 -c '
-import re, sys
-key = sys.argv[1].encode()
-for line in sys.stdin.buffer.read().split(b"\n"):
-    if line.startswith(key + b"="):
-        v = line[len(key) + 1:]
-        out = re.sub(rb"\\(\\|n|t|r|x[0-9a-f]{2})", lambda m: {
-            b"\\": b"\\", b"n": b"\n", b"t": b"\t", b"r": b"\r"}.get(m.group(1))
-            or bytes([int(m.group(1)[1:], 16)]), v)
-        sys.stdout.buffer.write(out)
-        break
-' "$1"
-}
 
 # bad_input ARGS...: sbx refuses ARGS with exactly one "sbx: " line on
 # stderr and exit 125, and the command (which would create $MARK) never runs.

@@ -1,4 +1,19 @@
-# Shared by every t/*.bats file: where sbx is, and small readers of its result.
+# Shared by every t/*.bats file: where sbx is, readers of its result,
+# background processes and their teardown, skips with reasons.
+#
+# Which file takes which test:
+#   cli       the command line, bad input, the environment, --result, JSON
+#   exit      exit statuses and signals
+#   timeout   -t, -k, the drain window, process-tree cleanup
+#   capture   output capture, caps, the kv escaping
+#   contract  what every executor does alike (t/run runs it per executor)
+#   policy    --dry-run golden tests for bwrap and Landlock: no sandbox needed
+#   bwrap     the bubblewrap sandbox under attack
+#   landlock  the Landlock sandbox under attack
+#   seccomp   the seccomp filter, on both Linux backends
+#   proxy     the --allow-host proxy
+#   seatbelt  the Seatbelt profile text, golden, on every platform
+#   macos     the Seatbelt sandbox under attack, on a real Mac only
 # shellcheck shell=bash
 
 SBX=${SBX:-"$BATS_TEST_DIRNAME/../sbx"}
@@ -9,6 +24,23 @@ SBX_EXEC=${SBX_EXEC:---sandbox host}
 # kv KEY: the value of KEY in the kv ExecResult held in $output.
 kv() {
 	printf '%s\n' "$output" | sed -n "s/^$1=//p" | head -n 1
+}
+
+# kvdec KEY: the value of KEY in the kv result in $output, unescaped
+# (\\ \n \t \r \xHH), as raw bytes on stdout.
+kvdec() {
+	printf '%s\n' "$output" | python3 -c '
+import re, sys
+key = sys.argv[1].encode()
+for line in sys.stdin.buffer.read().split(b"\n"):
+    if line.startswith(key + b"="):
+        v = line[len(key) + 1:]
+        out = re.sub(rb"\\(\\|n|t|r|x[0-9a-f]{2})", lambda m: {
+            b"\\": b"\\", b"n": b"\n", b"t": b"\t", b"r": b"\r"}.get(m.group(1))
+            or bytes([int(m.group(1)[1:], 16)]), v)
+        sys.stdout.buffer.write(out)
+        break
+' "$1"
 }
 
 # kv_has KEY: the result in $output has the key at all.
@@ -93,4 +125,33 @@ wait_for() {
 		sleep 0.1
 	done
 	return 1
+}
+
+# bg CMD...: start CMD in the background, outside the sandbox, its output
+# dropped; its pid goes on $pids, which kill_bg (in teardown) kills.
+bg() {
+	"$@" </dev/null >/dev/null 2>&1 3>&- &
+	pids+=("$!")
+}
+
+# kill_bg: SIGKILL every process bg started.
+kill_bg() {
+	local p
+	for p in "${pids[@]}"; do
+		kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+}
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on just now.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# on_backend NAME ARGS...: sbx on backend NAME (bwrap, landlock), output
+# straight through; fd 3 closed so nothing outlives the test through it.
+on_backend() {
+	local b=$1
+	shift
+	"$SBX" --backend "$b" --passthrough "$@" 3>&-
 }

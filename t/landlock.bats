@@ -20,14 +20,10 @@ setup() {
 }
 
 teardown() {
-	local p
 	if [ -n "${scratch:-}" ]; then
 		rm -rf "$scratch"
 	fi
-	for p in "${pids[@]}"; do
-		kill -KILL "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
+	kill_bg
 }
 
 # ll ARGS...: sbx on the landlock backend in $ws; the result in $output.
@@ -54,10 +50,6 @@ ioprio_nr() {
 	esac
 }
 
-bg() {
-	"$@" </dev/null >/dev/null 2>&1 3>&- &
-	pids+=("$!")
-}
 
 @test "landlock: runs as executor=landlock; the root is writable" {
 	ok_ll -- sh -c 'echo hi >new && cat new file'

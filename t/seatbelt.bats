@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # The Seatbelt profile, golden: what `sbx --backend seatbelt --dry-run` builds
 # for each kind of rule, in which order, and how it writes hostile paths.
-# The builder is pure, so this runs on every platform; t/sandbox-macos.bats
+# The builder is pure, so this runs on every platform; t/macos.bats
 # checks the same profiles against the real sandbox.
 
 bats_require_minimum_version 1.5.0
@@ -356,7 +356,7 @@ refused() {
 }
 
 @test "seatbelt: the probe says macOS only elsewhere" {
-	[ "$(uname -s)" != Darwin ] || skip "macOS: t/sandbox-macos.bats probes"
+	[ "$(uname -s)" != Darwin ] || skip "macOS: t/macos.bats probes"
 	run --separate-stderr "$SBX" --probe
 	grep -qx 'seatbelt=unavailable' <<<"$output"
 	run --separate-stderr "$SBX" --backend seatbelt -C "$ws" -- true

@@ -80,11 +80,7 @@ setup() {
 }
 
 teardown() {
-	local p
-	for p in "${pids[@]}"; do
-		kill -KILL "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
+	kill_bg
 }
 
 # try BACKEND [SBX OPTIONS] NAME: the attack's result line, in $output.
@@ -108,11 +104,6 @@ expect() {
 	done
 }
 
-# bg CMD...: start CMD in the background outside the sandbox; killed after.
-bg() {
-	"$@" </dev/null >/dev/null 2>&1 3>&- &
-	pids+=("$!")
-}
 
 
 # A Unix socket server outside the sandbox that answers "pong".

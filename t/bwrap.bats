@@ -19,26 +19,15 @@ setup() {
 }
 
 teardown() {
-	local p
-	for p in "${pids[@]}"; do
-		kill -KILL "$p" 2>/dev/null || true
-	done
+	kill_bg
 }
 
 # bw ARGS...: sbx on the bwrap backend, output straight through.
 bw() {
-	"$SBX" --backend bwrap --passthrough "$@" 3>&-
+	on_backend bwrap "$@"
 }
 
-# bg CMD...: start CMD in the background outside the sandbox; killed after.
-bg() {
-	"$@" </dev/null >/dev/null 2>&1 3>&- &
-	pids+=("$!")
-}
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 
 @test "bwrap: runs as executor=bwrap with isolation=os" {

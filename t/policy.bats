@@ -1,0 +1,176 @@
+#!/usr/bin/env bats
+# The plan, golden: what `sbx --dry-run --backend bwrap|landlock` prints
+# for a policy, which is exactly what a run would execute. Pure: no sandbox
+# runs, so this suite works on any machine, with no working backend. It
+# pins the protected list, --scope ordering, the pins and placeholders, the
+# environment, the proxy's variables and the Landlock rules.
+
+load helper
+bats_require_minimum_version 1.5.0
+
+setup() {
+	top=$(cd "$BATS_TEST_TMPDIR" && pwd -P)
+	ws="$top/ws"
+	home="$top/home"
+	mkdir -p "$ws/.git/hooks" "$ws/src" "$home"
+	printf '[core]\n' >"$ws/.git/config"
+	printf 'hook\n' >"$ws/.git/hooks/pre-commit"
+	cd "$ws" || return 1
+}
+
+# dry BACKEND ARGS...: the dry run, in a fixed environment; one word of the
+# launch line per line in $words (the comment lines stay whole in $output).
+dry() {
+	local b=$1
+	shift
+	run --separate-stderr env -i PATH=/usr/bin:/bin HOME="$home" LANG=C.UTF-8 \
+	    "$SBX" --dry-run --backend "$b" "$@" </dev/null
+	[ "$status" -eq 0 ] || { echo "status $status: $stderr" >&2; return 1; }
+	words=$(printf '%s\n' "$output" | grep -v '^#' | python3 -c '
+import shlex, sys
+for w in shlex.split(sys.stdin.read()):
+    print(w)')
+}
+
+# in_order LINE...: the lines appear in $words in this order, each right
+# after the one before (a block).
+in_order() {
+	python3 -c '
+import sys
+want = sys.argv[1:]
+have = sys.stdin.read().split("\n")
+for i in range(len(have) - len(want) + 1):
+    if have[i:i + len(want)] == want:
+        sys.exit(0)
+sys.exit(1)' "$@" <<<"$words" || {
+		echo "not in order: $*" >&2
+		printf '%s\n' "$words" >&2
+		return 1
+	}
+}
+
+# before A B: the first line A comes before the first line B in $words.
+before() {
+	local a b
+	a=$(grep -nxF -- "$1" <<<"$words" | head -n 1 | cut -d: -f1)
+	b=$(grep -nxF -- "$2" <<<"$words" | head -n 1 | cut -d: -f1)
+	[ -n "$a" ] && [ -n "$b" ] && [ "$a" -lt "$b" ]
+}
+
+@test "bwrap: the workspace is bound writable, the rest read-only, /dev and /proc last" {
+	dry bwrap -- true
+	in_order --ro-bind / /
+	in_order --bind "$ws" "$ws"
+	in_order --dev /dev --proc /proc --remount-ro /proc --chdir "$ws"
+	before "$ws" --dev
+	[[ "$output" == "# seccomp flavour=bwrap "* ]]
+}
+
+@test "bwrap: the protected list, with the folder above it pinned in between" {
+	dry bwrap -- true
+	in_order --bind "$ws" "$ws" --bind "$ws/.git" "$ws/.git"
+	in_order --ro-bind "$ws/.git/hooks" "$ws/.git/hooks"
+	in_order --ro-bind "$ws/.git/config" "$ws/.git/config"
+	before "$ws/.git/hooks" --dev
+}
+
+@test "bwrap: a missing hooks folder becomes a read-only placeholder" {
+	rm -r "$ws/.git/hooks"
+	dry bwrap -- true
+	in_order --perms 0555 --tmpfs "$ws/.git/hooks" --remount-ro "$ws/.git/hooks"
+	[ ! -e "$ws/.git/hooks" ]
+}
+
+@test "bwrap: --no-protect drops the protected list and the pins" {
+	dry bwrap --no-protect -- true
+	! grep -qxF "$ws/.git/hooks" <<<"$words"
+	! grep -qxF "$ws/.git" <<<"$words"
+}
+
+@test "bwrap: --scope: the root read-only, then the scope paths, then the exceptions" {
+	dry bwrap --scope src --deny-write src/x 2>/dev/null || true
+	mkdir -p src/x
+	dry bwrap --scope src --deny-write src/x -- true
+	in_order --ro-bind "$ws" "$ws" --bind "$ws/src" "$ws/src"
+	in_order --ro-bind "$ws/src/x" "$ws/src/x"
+	before "$ws/src" "$ws/src/x"
+}
+
+@test "bwrap: --deny-read hides a folder under an empty read-only tmpfs" {
+	mkdir secret
+	dry bwrap --deny-read secret -- true
+	in_order --perms 0555 --tmpfs "$ws/secret" --remount-ro "$ws/secret"
+}
+
+@test "bwrap: the environment goes in wrapped, exactly, and bwrap gets none" {
+	dry bwrap -e FOO=bar -e 'ODD=a b'"'"'c' -- true
+	in_order --setenv SBX_ENV_0 PATH=/usr/bin:/bin
+	in_order --setenv SBX_ENV_1 "HOME=$home"
+	in_order --setenv SBX_ENV_2 LANG=C.UTF-8
+	in_order --setenv SBX_ENV_3 FOO=bar
+	in_order --setenv SBX_ENV_4 "ODD=a b'c"
+	# env -i and straight to bwrap: nothing between.
+	in_order env -i /usr/bin/bwrap
+	in_order --wrapped-env --reopen 0 /dev/null -- true
+}
+
+@test "bwrap: --allow-host: the proxy's variables, and the shim's bridge" {
+	dry bwrap --allow-host registry.example.org -- env
+	in_order --setenv SBX_ENV_3 HTTP_PROXY=http://127.0.0.1:3128
+	grep -qx 'HTTPS_PROXY=http://127.0.0.1:3128' <<<"$words"
+	grep -qx 'NO_PROXY=localhost,127.0.0.1,::1' <<<"$words"
+	grep -qx 'NODE_USE_ENV_PROXY=1' <<<"$words"
+	grep -q '^MAVEN_OPTS=-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=3128' <<<"$words"
+	grep -qx -- --bridge <<<"$words"
+	! grep -q -- --unshare-net <<<"$(dry bwrap --net -- env; echo "$words")"
+}
+
+@test "bwrap: -e MAVEN_OPTS is kept, the proxy's properties added to it" {
+	dry bwrap -e MAVEN_OPTS=-Xmx1g --allow-host registry.example.org -- true
+	grep -q '^MAVEN_OPTS=-Xmx1g -Dhttp.proxyHost=127.0.0.1 ' <<<"$words"
+}
+
+@test "landlock: one line per rule, its path and its rights" {
+	dry landlock -- true
+	[[ "$output" == *"# landlock abi=6 handled="*refer,truncate,ioctl_dev* ]]
+	grep -qx "# landlock network=bind_tcp,connect_tcp scoped=signal,abstract_unix" <<<"$output"
+	# Reads everywhere; the workspace's entries writable around .git.
+	grep -qx '# landlock allow / read_dir' <<<"$output"
+	grep -qE "^# landlock allow $ws/src write_file,remove_dir,remove_file,make_char,make_dir,make_reg" <<<"$output"
+	! grep -qE "^# landlock allow $ws .*write_file" <<<"$output"
+	! grep -qE "^# landlock allow $ws/.git/hooks .*write_file" <<<"$output"
+	! grep -qE "^# landlock allow $ws/.git/config .*write_file" <<<"$output"
+	grep -qE "^# seccomp flavour=landlock inet=no unix=no" <<<"$output"
+	# The launch is the command itself, with its environment.
+	[ "$(printf '%s\n' "$output" | tail -n 1)" = "env -i PATH=/usr/bin:/bin HOME=$home LANG=C.UTF-8 true" ]
+}
+
+@test "landlock: --deny-read takes the folder out of every grant" {
+	mkdir secret
+	touch secret/key
+	dry landlock --deny-read secret -- true
+	! grep -qE "^# landlock allow $ws/secret " <<<"$output"
+	! grep -qE "^# landlock allow $ws/secret/" <<<"$output"
+	grep -qE "^# landlock allow $ws/src write_file" <<<"$output"
+}
+
+@test "landlock: --net leaves the network unhandled and the filter open" {
+	dry landlock --net -- true
+	grep -qx "# landlock network=open scoped=signal,abstract_unix" <<<"$output"
+	grep -qE "^# seccomp flavour=landlock inet=yes" <<<"$output"
+}
+
+@test "host: --allow-host's variables name the proxy's own port" {
+	run --separate-stderr env -i PATH=/usr/bin:/bin "$SBX" --dry-run \
+	    --sandbox host --allow-host registry.example.org -- env
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ HTTP_PROXY=http://127.0.0.1:([0-9]+) ]]
+	[ "${BASH_REMATCH[1]}" -gt 0 ]
+	[ "${BASH_REMATCH[1]}" != 3128 ]
+}
+
+@test "seatbelt: the profile comes first, then the line" {
+	dry seatbelt -- true
+	[ "$(printf '%s\n' "$output" | head -n 1)" = "(version 1)" ]
+	in_order /usr/bin/sandbox-exec -p
+}
