@@ -861,6 +861,31 @@ os.execv(sys.argv[2], sys.argv[2:])' "$out/file" "$SBX" --backend bwrap -C "$ws"
 	[ "$(cat "$ws/ran")" = x ]
 }
 
+@test "selection: a fallback from bwrap to landlock leaks no descriptor of sbx's" {
+	require_landlock
+	mkdir -p "$out/fakebin"
+	printf '#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n' \
+	    >"$out/fakebin/bwrap"
+	chmod +x "$out/fakebin/bwrap"
+	# sbx's open descriptors while the command runs, after a fallback and
+	# on landlock directly: the same count (each try once opened a new
+	# self-pipe and kept the old one).
+	fds() {
+		"$@" -C "$ws" -- sh -c 'echo go >go; sleep 2' >/dev/null 2>&1 3>&- &
+		local pid=$! n
+		wait_for test -s "$ws/go"
+		n=$(ls "/proc/$pid/fd" | wc -l)
+		wait "$pid"
+		rm -f "$ws/go"
+		echo "$n"
+	}
+	direct=$(fds "$SBX" --backend landlock)
+	fallback=$(PATH="$out/fakebin:$PATH" fds "$SBX")
+	echo "direct $direct, after a fallback $fallback"
+	[ "$direct" -gt 3 ]
+	[ "$fallback" = "$direct" ]
+}
+
 @test "dry-run: prints the bwrap line, shell-quoted, and runs nothing" {
 	run --separate-stderr "$SBX" --backend bwrap --dry-run -C "$ws" -- touch "$ws/ran it"
 	[ "$status" -eq 0 ]
