@@ -78,6 +78,9 @@ struct ll_rule {
 struct ll_plan {
 	unsigned char	*bpf;		/* the seccomp filter, loaded last */
 	size_t		 bpflen;
+	int		 status_fd;	/* the child's, for the listener */
+	struct sup	*sup;		/* the supervisor (notify.c) */
+	struct strv	 holes;		/* writable folders holding exceptions */
 	int		 abi;
 	uint64_t	 fs;		/* handled_access_fs */
 	uint64_t	 net;		/* handled_access_net */
@@ -271,9 +274,13 @@ grant(struct build *b, const struct cls *c, const char *path)
 			add(b, path, c->rights, S_ISDIR(st.st_mode));
 		return;
 	}
-	if (on)
+	if (on) {
+		/* A writable folder with a hole: its own entries are the
+		 * supervisor's (notify.c). */
+		if (c == &b->c[C_WRITE])
+			strv_push(&b->plan->holes, path);
 		grant_entries(b, c, path);
-	else
+	} else
 		grant_towards(b, c, path);
 }
 
@@ -510,9 +517,53 @@ describe(const struct ll_plan *p, struct strv *dry)
 		free(q);
 		free(r);
 	}
+	strv_push(dry, "# supervisor: chmod, utimes and xattrs judged by path");
+	for (i = 0; i < p->holes.n; i++) {
+		q = shell_quote(p->holes.v[i]);
+		strv_pushf(dry, "# supervisor: entries of %s and of the folders "
+		    "made in it", q);
+		free(q);
+	}
 }
 
 static int confine(void *);
+
+/* The supervisor's view: the policy, and the folders Landlock grants. */
+static struct sup *
+supervisor(const struct ll_plan *p, const struct policy *pol)
+{
+	const char **granted = xcalloc(p->n + 1, sizeof(char *));
+	struct sup *s;
+	size_t i, n = 0;
+
+	for (i = 0; i < p->n; i++)
+		if (p->r[i].access & FS_MAKE_REG)
+			granted[n++] = p->r[i].path;
+	s = notify_new(pol, granted, n);
+	free(granted);
+	return s;
+}
+
+/* The child sent the filter's listener: the supervisor answers it. */
+static void
+take_listener(void *priv, int fd)
+{
+	notify_start(((struct ll_plan *)priv)->sup, fd);
+}
+
+/* After the run: the supervisor stops; what it refused goes out. */
+void
+landlock_finish(struct launch *l)
+{
+	notify_stop(((struct ll_plan *)l->priv)->sup);
+}
+
+void
+landlock_report(const struct launch *l, struct exec_result *res)
+{
+	notify_denied(((struct ll_plan *)l->priv)->sup, &res->denied,
+	    &res->ndenied);
+}
 
 int
 landlock_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
@@ -520,7 +571,7 @@ landlock_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	const struct sbx_opts *o = pl->o;
 	struct ll_plan *p;
 	char **c, *d;
-	int abi;
+	int abi, flavour;
 
 	if (policy_check(o, e) < 0)
 		return -1;
@@ -531,16 +582,19 @@ landlock_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 		return -1;
 	p = xcalloc(1, sizeof(*p));
 	l->priv = p;
-	if (seccomp_build(o, SECCOMP_FOR_LANDLOCK, &p->bpf, &p->bpflen, e) < 0)
-		return -1;
 	p->abi = abi;
 	p->fs = fs_for_abi(abi);
 	p->net = o->net == NET_ALL ? 0 : NET_BIND_TCP | NET_CONNECT_TCP;
 	p->scoped = SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL;
 	if (plan_rules(p, pl->pol, e) < 0)
 		return -1;
+	flavour = SECCOMP_FOR_LANDLOCK | SECCOMP_NOTIFY_META |
+	    (p->holes.n ? SECCOMP_NOTIFY_ENTRIES : 0);
+	if (seccomp_build(o, flavour, &p->bpf, &p->bpflen, e) < 0)
+		return -1;
+	p->sup = supervisor(p, pl->pol);
 	describe(p, &l->dry);
-	d = seccomp_describe(o, SECCOMP_FOR_LANDLOCK);
+	d = seccomp_describe(o, flavour);
 	strv_pushf(&l->dry, "# %s", d);
 	free(d);
 	for (c = o->cmd; *c; c++)
@@ -548,7 +602,8 @@ landlock_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	for (c = pl->env->v; c && *c; c++)
 		strv_push(&l->envp, *c);
 	l->confine = confine;
-	l->status_fd = 3;
+	l->take_fd = take_listener;
+	l->status_fd = p->status_fd = 3;
 	return 0;
 }
 
@@ -618,6 +673,8 @@ landlock_release(void *plan)
 		free(p->r[i].path);
 	free(p->r);
 	free(p->bpf);
+	notify_free(p->sup);
+	strv_free(&p->holes);
 	free(p);
 }
 
@@ -653,8 +710,11 @@ confine(void *priv)
 	if (caps_drop(1ULL << CAP_DAC_OVERRIDE | 1ULL << CAP_DAC_READ_SEARCH,
 	    0) < 0)
 		return STEP_CAPS;
-	if (seccomp_install(p->bpf, p->bpflen) < 0)
+	/* The filter's listener goes to sbx, whose supervisor answers it. */
+	if ((rfd = seccomp_install(p->bpf, p->bpflen, 1)) < 0)
 		return STEP_SECCOMP;
+	proc_status(p->status_fd, ST_FD, 0, 0, rfd);
+	close(rfd);
 	return 0;
 fail:
 	saved = errno;

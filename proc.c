@@ -37,6 +37,9 @@
 #ifndef MSG_NOSIGNAL
 #define MSG_NOSIGNAL	0	/* macOS: sbx ignores SIGPIPE */
 #endif
+#ifndef MSG_CMSG_CLOEXEC
+#define MSG_CMSG_CLOEXEC 0	/* macOS: set by hand below */
+#endif
 
 #define DRAIN_MS	2000	/* a background child holding the pipes */
 #define MAX_POLL	1100
@@ -123,18 +126,43 @@ proc_init(void)
 	return 0;
 }
 
-/* Send one status message; async-signal-safe (the child, the shim). */
+/*
+ * Send one status message; async-signal-safe (the child, the shim). With
+ * kind ST_FD, val is a descriptor that goes along (SCM_RIGHTS).
+ */
 void
 proc_status(int fd, int kind, int step, int arg, int val)
 {
+	union {
+		struct cmsghdr	h;
+		char		b[CMSG_SPACE(sizeof(int))];
+	} u;
 	struct status_msg m;
+	struct msghdr mh;
+	struct iovec iov;
+	struct cmsghdr *cm;
 
 	memset(&m, 0, sizeof(m));
 	m.kind = (char)kind;
 	m.step = (unsigned char)step;
 	m.arg = (unsigned char)arg;
 	m.val = val;
-	(void)!send(fd, &m, sizeof(m), MSG_NOSIGNAL);
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = &m;
+	iov.iov_len = sizeof(m);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (kind == ST_FD) {
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.b;
+		mh.msg_controllen = sizeof(u.b);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &val, sizeof(int));
+	}
+	(void)!sendmsg(fd, &mh, MSG_NOSIGNAL);
 }
 
 /*
@@ -547,14 +575,53 @@ drain(int *fd, struct capture *c)
  * The status socket. Without a shim, its end of exec (EOF with no
  * message) means the command started; with one, the shim says so.
  */
+/* One message, and the descriptor it may carry (else -1). */
+static ssize_t
+recv_status(int fd, struct status_msg *m, int *passed)
+{
+	union {
+		struct cmsghdr	h;
+		char		b[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct msghdr mh;
+	struct iovec iov;
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	*passed = -1;
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = m;
+	iov.iov_len = sizeof(*m);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = u.b;
+	mh.msg_controllen = sizeof(u.b);
+	n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	for (cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm;
+	    cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(int)))
+			memcpy(passed, CMSG_DATA(cm), sizeof(int));
+	return n;
+}
+
 static void
 read_status(struct loop *lp)
 {
 	struct status_msg m;
 	ssize_t n;
+	int fd;
 
 	while (lp->status >= 0) {
-		n = recv(lp->status, &m, sizeof(m), MSG_DONTWAIT);
+		n = recv_status(lp->status, &m, &fd);
+		if (fd >= 0)
+			set_cloexec(fd);
+		if (fd >= 0 && n == (ssize_t)sizeof(m) && m.kind == ST_FD &&
+		    lp->r->l->take_fd)
+			lp->r->l->take_fd(lp->r->l->priv, fd);
+		else if (fd >= 0)
+			close(fd);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))

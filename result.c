@@ -312,6 +312,19 @@ result_write(int fd, const struct exec_result *r, int json)
 		field_cstr(&b, json, "blocked_hosts", hosts);
 		free(hosts);
 	}
+	if (r->ndenied > 0) {
+		field_num(&b, json, "denied_count", 1, (int64_t)r->ndenied);
+		for (i = 0, n = 0; i < r->denied.n; i++)
+			n += strlen(r->denied.v[i]) + 2;
+		hosts = xcalloc(1, n + 1);
+		for (i = 0; i < r->denied.n; i++) {
+			if (i)
+				strcat(hosts, "; ");
+			strcat(hosts, r->denied.v[i]);
+		}
+		field_cstr(&b, json, "denied", hosts);
+		free(hosts);
+	}
 	if (r->error != ERR_NONE) {
 		field_cstr(&b, json, "error", err_kind_name(r->error));
 		field_cstr(&b, json, "error_message", r->error_message);

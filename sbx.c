@@ -34,12 +34,12 @@ static int host_build(const struct plan *, struct launch *, struct sbx_err *);
 static const struct backend backends[] = {
 	{ "bwrap", "path", bwrap_probe, bwrap_build,
 	    BE_OS | BE_BRIDGE | BE_TRIAL, bwrap_prepare, bwrap_finish,
-	    bwrap_explain, bwrap_release },
+	    bwrap_explain, bwrap_release, NULL },
 	{ "landlock", "info", landlock_probe, landlock_build, BE_OS,
-	    NULL, NULL, NULL, landlock_release },
+	    NULL, landlock_finish, NULL, landlock_release, landlock_report },
 	{ "seatbelt", "path", seatbelt_probe, seatbelt_build, BE_OS,
-	    NULL, NULL, NULL, NULL },
-	{ "host", NULL, NULL, host_build, 0, NULL, NULL, NULL, NULL },
+	    NULL, NULL, NULL, NULL, NULL },
+	{ "host", NULL, NULL, host_build, 0, NULL, NULL, NULL, NULL, NULL },
 };
 #define NBACKENDS	(sizeof(backends) / sizeof(backends[0]))
 #define HOST_ROW	(&backends[NBACKENDS - 1])
@@ -782,6 +782,8 @@ run_once(struct attempt *a, struct run *r, struct exec_result *res,
 	rc = proc_run(r, e);
 	if (a->be->finish)
 		a->be->finish(&a->l);
+	if (a->be->report)
+		a->be->report(&a->l, res);
 	if (rc < 0 && a->be->explain)
 		a->be->explain(&a->l, &r->fail, e);
 	r->parts = NULL;
@@ -796,6 +798,7 @@ result_free(struct exec_result *res)
 	capture_free(res->out);
 	capture_free(res->err);
 	strv_free(&res->blocked);
+	strv_free(&res->denied);
 	memset(res, 0, sizeof(*res));
 }
 

@@ -172,6 +172,8 @@ struct launch {
 	int		 status_fd;	/* the child's end of the status socket */
 	unsigned	 flags;		/* L_* */
 	int		(*confine)(void *);	/* in the child before exec, on priv */
+	void		(*take_fd)(void *, int);	/* a descriptor the child
+					   sent on the status socket, on priv */
 	struct strv	 dry;		/* --dry-run: lines before the launch line */
 	struct strv	 shown;		/* --dry-run: the line, if not argv */
 	void		*priv;		/* the backend's own (be->release) */
@@ -189,6 +191,8 @@ struct start_fail {
 	char	 line[300];	/* the sandbox program's first line of stderr */
 };
 
+struct exec_result;
+
 /* One row of the backend table (sbx.c). */
 struct backend {
 	const char	*name;
@@ -204,6 +208,8 @@ struct backend {
 	void	(*explain)(const struct launch *, const struct start_fail *,
 		    struct sbx_err *);
 	void	(*release)(void *);
+	/* Optional: what the sandbox refused, into the result. */
+	void	(*report)(const struct launch *, struct exec_result *);
 };
 #define BE_OS		0x1	/* an OS sandbox: --backend NAME, the default */
 #define BE_BRIDGE	0x2	/* the proxy reaches it through the bridge */
@@ -223,6 +229,8 @@ struct exec_result {
 	struct capture	*out;
 	struct capture	*err;
 	struct strv	 blocked;	/* hosts the proxy refused */
+	struct strv	 denied;	/* "OP PATH": the first few refusals */
+	uint64_t	 ndenied;	/* and how many in all */
 	enum err_kind	 error;
 	const char	*error_message;
 };
@@ -279,19 +287,31 @@ int	 landlock_probe(const struct sbx_opts *, int, char *, size_t,
 	    struct sbx_err *);
 int	 landlock_build(const struct plan *, struct launch *,
 	    struct sbx_err *);
+void	 landlock_finish(struct launch *);
+void	 landlock_report(const struct launch *, struct exec_result *);
 void	 landlock_release(void *);
 int	 seatbelt_probe(const struct sbx_opts *, int, char *, size_t,
 	    struct sbx_err *);
 int	 seatbelt_build(const struct plan *, struct launch *,
 	    struct sbx_err *);
 
-/* seccomp.c */
+/* seccomp.c; the flavour is a set of these */
 #define SECCOMP_FOR_BWRAP	1
 #define SECCOMP_FOR_LANDLOCK	2
+#define SECCOMP_NOTIFY_META	4	/* chmod, utimes, xattrs: to notify.c */
+#define SECCOMP_NOTIFY_ENTRIES	8	/* entry calls: to notify.c (holes) */
 int	 seccomp_build(const struct sbx_opts *, int, unsigned char **,
 	    size_t *, struct sbx_err *);
 char	*seccomp_describe(const struct sbx_opts *, int);
-int	 seccomp_install(const unsigned char *, size_t);
+int	 seccomp_install(const unsigned char *, size_t, int);
+
+/* notify.c: the Landlock backend's supervisor (Linux) */
+struct sup;
+struct sup *notify_new(const struct policy *, const char *const *, size_t);
+void	 notify_start(struct sup *, int);
+void	 notify_stop(struct sup *);
+void	 notify_denied(struct sup *, struct strv *, uint64_t *);
+void	 notify_free(struct sup *);
 
 /* capture.c */
 struct capture	*capture_new(size_t);
@@ -357,7 +377,8 @@ enum status_kind {
 	ST_STARTED = 'S',	/* the sandbox is up (the shim runs) */
 	ST_EXEC = 'E',		/* the command could not be executed: errno */
 	ST_SETUP = 'L',		/* a setup step failed: step, errno */
-	ST_WAIT = 'W'		/* the command's own wait status */
+	ST_WAIT = 'W',		/* the command's own wait status */
+	ST_FD = 'F'		/* a descriptor for the launch (take_fd) */
 };
 enum setup_step {
 	STEP_CHDIR, STEP_FDS, STEP_REOPEN, STEP_DEVICES, STEP_CAPS,

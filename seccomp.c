@@ -54,11 +54,14 @@ struct sfprog {
 
 #define RET_KILL_PROCESS 0x80000000U
 #define RET_ERRNO	 0x00050000U
+#define RET_USER_NOTIF	 0x7fc00000U	/* to the supervisor (notify.c) */
 #define RET_ALLOW	 0x7fff0000U
 
 #ifndef SECCOMP_SET_MODE_FILTER
 #define SECCOMP_SET_MODE_FILTER	1
 #endif
+#define FILTER_NEW_LISTENER	(1U << 3)
+#define FILTER_WAIT_KILLABLE	(1U << 5)	/* Linux 5.19 */
 #ifndef SECCOMP_MODE_FILTER
 #define SECCOMP_MODE_FILTER	2
 #endif
@@ -155,16 +158,35 @@ static const int deny_landlock[] = {
 	312,		/* kcmp */
 	438,		/* pidfd_getfd */
 	440,		/* process_madvise */
-	90, 91, 268, 452,	/* chmod, fchmod, fchmodat, fchmodat2 */
 	92, 93, 94, 260,	/* chown, fchown, lchown, fchownat */
-	132, 235, 261,	/* utime, utimes, futimesat */
-	188, 189, 190, 197, 198, 199,	/* set/removexattr family */
 	463, 466, 469,	/* setxattrat, removexattrat, file_setattr */
 	29, 30, 31,	/* shmget, shmat, shmctl */
 	64, 65, 66, 220,	/* semget, semop, semctl, semtimedop */
 	68, 69, 70, 71	/* msgget, msgsnd, msgrcv, msgctl */
 };
 enum { NR_utimensat = 280, NR_prlimit64 = 302, NR_setpriority = 141 };
+/*
+ * Metadata that Landlock does not govern: refused, or (with the
+ * supervisor) judged by path in notify.c.
+ */
+static const int meta[] = {
+	90, 91, 268, 452,	/* chmod, fchmod, fchmodat, fchmodat2 */
+	132, 235, 261,	/* utime, utimes, futimesat */
+	188, 189, 190, 197, 198, 199	/* set/removexattr family */
+};
+/*
+ * The calls that add, remove or rename an entry, for the supervisor where
+ * a folder holds a hole (open(2) and openat(2) only with a writing flag).
+ */
+static const int entries[] = {
+	85, 437,	/* creat, openat2 */
+	83, 258,	/* mkdir, mkdirat */
+	87, 263, 84,	/* unlink, unlinkat, rmdir */
+	82, 264, 316,	/* rename, renameat, renameat2 */
+	86, 265, 88, 266,	/* link, linkat, symlink, symlinkat */
+	76		/* truncate */
+};
+enum { NR_open = 2, NR_openat = 257 };
 /* The scheduling and I/O priority of another process: pid 0 only. */
 static const int self_only[] = {
 	142, 144, 203, 314	/* sched_setparam, _setscheduler,
@@ -214,15 +236,25 @@ static const int deny_landlock[] = {
 	272,		/* kcmp */
 	438,		/* pidfd_getfd */
 	440,		/* process_madvise */
-	52, 53, 452,	/* fchmod, fchmodat, fchmodat2 */
 	54, 55,		/* fchownat, fchown */
-	5, 6, 7, 14, 15, 16,	/* set/removexattr family */
 	463, 466, 469,	/* setxattrat, removexattrat, file_setattr */
 	194, 195, 196,	/* shmget, shmctl, shmat */
 	190, 191, 192, 193,	/* semget, semctl, semtimedop, semop */
 	186, 187, 188, 189	/* msgget, msgctl, msgrcv, msgsnd */
 };
 enum { NR_utimensat = 88, NR_prlimit64 = 261, NR_setpriority = 140 };
+static const int meta[] = {
+	52, 53, 452,	/* fchmod, fchmodat, fchmodat2 */
+	5, 6, 7, 14, 15, 16	/* set/removexattr family */
+};
+static const int entries[] = {
+	437,		/* openat2 */
+	34, 35,		/* mkdirat, unlinkat */
+	38, 276,	/* renameat, renameat2 */
+	37, 36,		/* linkat, symlinkat */
+	45		/* truncate */
+};
+enum { NR_open = -1, NR_openat = 56 };
 static const int self_only[] = {
 	118, 119, 122, 274	/* sched_setparam, _setscheduler,
 				   _setaffinity, _setattr */
@@ -235,9 +267,9 @@ enum { NR_ioprio_set = 30 };
 
 /* What a rule does with its number: a fixed answer, or an argument check. */
 enum act {
-	A_EPERM, A_ENOSYS, H_SOCKET, H_IOCTL, H_NSFLAGS, H_PERSONALITY,
-	H_MKNOD, H_MKNODAT, H_UTIMENSAT, H_SELF, H_SETPRIORITY, H_IOPRIO,
-	N_ACT
+	A_EPERM, A_ENOSYS, A_NOTIF, H_SOCKET, H_IOCTL, H_NSFLAGS,
+	H_PERSONALITY, H_MKNOD, H_MKNODAT, H_UTIMENSAT, H_SELF,
+	H_SETPRIORITY, H_IOPRIO, H_OPEN, H_OPENAT, N_ACT
 };
 
 struct scrule {
@@ -252,6 +284,8 @@ struct prog {
 	/* JA instructions to point at an argument check once it is placed */
 	struct { size_t at; enum act act; } fix[MAX_FIX];
 	size_t		nfix;
+	uint32_t	entry;	/* the answer for an entry call: allow, or
+				   ask the supervisor */
 };
 
 static void
@@ -361,6 +395,22 @@ mknod_check(struct prog *p, int modearg)
 	ret(p, eperm());
 	emit(p, BPF_JEQ_K, 0, 1, MODE_BLK);
 	ret(p, eperm());
+	ret(p, p->entry);
+}
+
+/*
+ * open(2), openat(2): only a writing flag (O_WRONLY, O_RDWR, O_CREAT,
+ * O_TRUNC; O_TMPFILE needs one of the first two) can add or change an
+ * entry, so reads never reach the supervisor.
+ */
+#define OPEN_WRITING	(01 | 02 | 0100 | 01000)
+
+static void
+open_check(struct prog *p, int flagsarg)
+{
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(flagsarg));
+	emit(p, BPF_JSET_K, 0, 1, OPEN_WRITING);
+	ret(p, RET_USER_NOTIF);
 	ret(p, RET_ALLOW);
 }
 
@@ -445,6 +495,8 @@ leaf(struct prog *p, const struct scrule *r, size_t n)
 			ret(p, eperm());
 		else if (r[i].act == A_ENOSYS)
 			ret(p, RET_ERRNO | ENOSYS);
+		else if (r[i].act == A_NOTIF)
+			ret(p, RET_USER_NOTIF);
 		else {
 			if (p->nfix == MAX_FIX) {
 				p->full = 1;
@@ -505,16 +557,30 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 {
 	struct scrule r[sizeof deny_all / sizeof deny_all[0] +
 	    sizeof deny_landlock / sizeof deny_landlock[0] +
-	    sizeof self_only / sizeof self_only[0] + N_ACT + 4];
+	    sizeof meta / sizeof meta[0] + sizeof entries / sizeof entries[0] +
+	    sizeof self_only / sizeof self_only[0] + N_ACT + 6];
 	size_t n = 0, i, done[N_ACT];
+	int landlock = flavour & SECCOMP_FOR_LANDLOCK;
+	int notify = flavour & SECCOMP_NOTIFY_META;
+	int ent = flavour & SECCOMP_NOTIFY_ENTRIES;
 	enum act a;
 
 	for (i = 0; i < sizeof deny_all / sizeof deny_all[0]; i++)
 		add(r, &n, deny_all[i], A_EPERM);
-	if (flavour == SECCOMP_FOR_LANDLOCK)
+	if (landlock) {
 		for (i = 0; i < sizeof deny_landlock / sizeof deny_landlock[0];
 		    i++)
 			add(r, &n, deny_landlock[i], A_EPERM);
+		for (i = 0; i < sizeof meta / sizeof meta[0]; i++)
+			add(r, &n, meta[i], notify ? A_NOTIF : A_EPERM);
+	}
+	p->entry = ent ? RET_USER_NOTIF : RET_ALLOW;
+	if (ent) {
+		for (i = 0; i < sizeof entries / sizeof entries[0]; i++)
+			add(r, &n, entries[i], A_NOTIF);
+		add(r, &n, NR_open, H_OPEN);
+		add(r, &n, NR_openat, H_OPENAT);
+	}
 	/* clone3 passes its flags in memory that BPF cannot read. */
 	add(r, &n, NR_clone3, A_ENOSYS);
 	add(r, &n, NR_socket, H_SOCKET);
@@ -524,8 +590,8 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 	add(r, &n, NR_personality, H_PERSONALITY);
 	add(r, &n, NR_mknod, H_MKNOD);
 	add(r, &n, NR_mknodat, H_MKNODAT);
-	if (flavour == SECCOMP_FOR_LANDLOCK) {
-		add(r, &n, NR_utimensat, H_UTIMENSAT);
+	if (landlock) {
+		add(r, &n, NR_utimensat, notify ? A_NOTIF : H_UTIMENSAT);
 		add(r, &n, NR_prlimit64, H_SELF);
 		add(r, &n, NR_setpriority, H_SETPRIORITY);
 		add(r, &n, NR_ioprio_set, H_IOPRIO);
@@ -555,6 +621,8 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 			case H_MKNOD: mknod_check(p, 1); break;
 			case H_MKNODAT: mknod_check(p, 2); break;
 			case H_UTIMENSAT: utimensat_check(p); break;
+			case H_OPEN: open_check(p, 1); break;
+			case H_OPENAT: open_check(p, 2); break;
 			case H_SELF: self_check(p); break;
 			case H_SETPRIORITY: who_check(p, WHO_PRIO_USER); break;
 			case H_IOPRIO: who_check(p, WHO_IOPRIO_USER); break;
@@ -569,13 +637,17 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 char *
 seccomp_describe(const struct sbx_opts *o, int flavour)
 {
-	int ll = flavour == SECCOMP_FOR_LANDLOCK;
+	int ll = flavour & SECCOMP_FOR_LANDLOCK;
 
-	return xasprintf("seccomp flavour=%s inet=%s unix=%s%s",
+	return xasprintf("seccomp flavour=%s inet=%s unix=%s%s%s%s",
 	    ll ? "landlock" : "bwrap",
 	    !ll || o->net == NET_ALL ? "yes" : "no",
 	    o->allow_unix ? "yes" : "no",
-	    ll ? " metadata=refused other_processes=refused" : "");
+	    !ll ? "" : flavour & SECCOMP_NOTIFY_META ?
+	    " metadata=supervisor" : " metadata=refused",
+	    !ll ? "" : flavour & SECCOMP_NOTIFY_ENTRIES ?
+	    " entries=supervisor" : " entries=landlock",
+	    ll ? " other_processes=refused" : "");
 }
 
 int
@@ -586,7 +658,7 @@ seccomp_build(const struct sbx_opts *o, int flavour, unsigned char **prog,
 	int inet_ok;
 
 	/* Landlock has no network namespace: --no-net is this filter. */
-	inet_ok = flavour != SECCOMP_FOR_LANDLOCK || o->net == NET_ALL;
+	inet_ok = !(flavour & SECCOMP_FOR_LANDLOCK) || o->net == NET_ALL;
 	p.n = p.nfix = 0;	/* no memset: only what is emitted is read */
 	p.full = 0;
 	head(&p);
@@ -621,11 +693,18 @@ seccomp_build(const struct sbx_opts *o, int flavour, unsigned char **prog,
 
 #endif
 
-/* In the child between fork and exec: no allocation, no stdio. */
+/*
+ * In the child between fork and exec: no allocation, no stdio. With
+ * listener, the filter's notifications go to the descriptor it returns
+ * (the supervisor's, notify.c); a call the supervisor has taken waits
+ * for its answer, and only a fatal signal ends the wait (WAIT_KILLABLE),
+ * so an operation sbx performed is never retried behind its back.
+ */
 int
-seccomp_install(const unsigned char *prog, size_t len)
+seccomp_install(const unsigned char *prog, size_t len, int listener)
 {
 	struct sfprog fp;
+	long r;
 
 	if (len == 0 || len % sizeof(struct sfilter) != 0 ||
 	    len / sizeof(struct sfilter) > 4096) {
@@ -637,10 +716,22 @@ seccomp_install(const unsigned char *prog, size_t len)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
 		return -1;
 #ifdef SYS_seccomp
+	if (listener) {
+		r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		    FILTER_NEW_LISTENER | FILTER_WAIT_KILLABLE, &fp);
+		if (r < 0 && errno == EINVAL)
+			r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			    FILTER_NEW_LISTENER, &fp);
+		return (int)r;
+	}
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fp) == 0)
 		return 0;
 	if (errno != ENOSYS)
 		return -1;
+#else
+	(void)r;
+	if (listener)
+		return errno = ENOSYS, -1;
 #endif
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp, 0, 0);
 }
@@ -664,9 +755,9 @@ seccomp_build(const struct sbx_opts *o, int flavour, unsigned char **prog,
 }
 
 int
-seccomp_install(const unsigned char *prog, size_t len)
+seccomp_install(const unsigned char *prog, size_t len, int listener)
 {
-	(void)prog; (void)len;
+	(void)prog; (void)len; (void)listener;
 	errno = ENOSYS;
 	return -1;
 }

@@ -88,7 +88,7 @@ load_seccomp(void)
 		errno = EINVAL;
 		return -1;
 	}
-	return seccomp_install(buf, n);
+	return seccomp_install(buf, n, 0);
 }
 #endif
 

@@ -111,17 +111,22 @@ ioprio_nr() {
 	echo keep >"$ws/sub/ro"
 	echo old >"$ws/sub/other"
 	mkdir "$ws/sub/deeper"
-	# A folder that holds a read-only path keeps its entries writable but
-	# cannot gain or lose entries (Landlock grants reach every entry below;
-	# documented in sbx(1) CAVEATS).
+	# A folder that holds a read-only path gains, renames and removes its
+	# other entries as any writable folder (the supervisor performs them);
+	# the held one stays.
 	ok_ll --deny-write "$ws/sub/ro" -- sh -c '
 		echo x >sub/ro 2>/dev/null || echo denied
 		rm -f sub/ro 2>/dev/null; [ -e sub/ro ] && echo kept
+		mv sub/ro sub/gone 2>/dev/null || echo not-moved
 		echo ok >sub/other && echo sibling
 		echo ok >sub/deeper/f && echo deeper
-		true >sub/new 2>/dev/null || echo no-new-entry'
-	[ "$(kv stdout)" = 'denied\nkept\nsibling\ndeeper\nno-new-entry\n' ]
+		true >sub/new && mv sub/new sub/newer && echo new-entry
+		rm sub/other && echo removed'
+	[ "$(kv stdout)" = 'denied\nkept\nnot-moved\nsibling\ndeeper\nnew-entry\nremoved\n' ]
 	[ "$(cat "$ws/sub/ro")" = keep ]
+	[ -e "$ws/sub/newer" ] && [ ! -e "$ws/sub/other" ]
+	[ "$(kv denied_count)" = 3 ]
+	[[ "$(kv denied)" == "open $ws/sub/ro; unlink $ws/sub/ro; rename $ws/sub/ro" ]]
 	mkdir -p "$ws/scoped"
 	ok_ll --scope "$ws/scoped" -- sh -c '
 		echo x >rootfile 2>/dev/null || echo root-ro

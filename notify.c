@@ -1,0 +1,1377 @@
+/*
+ * notify.c: the Landlock backend's supervisor. Landlock judges what it can
+ * (reads, writes, creation and removal where it holds a grant); the calls
+ * it cannot judge reach this supervisor as seccomp user notifications
+ * (SECCOMP_RET_USER_NOTIF) and are answered here, by sbx, outside the
+ * sandbox, with the whole policy in view:
+ *
+ *  - metadata (chmod, utimes, extended attributes), which Landlock does not
+ *    govern: judged by the path of the file it would change, and performed
+ *    here on the file sbx resolved itself, or refused;
+ *  - creating, opening for writing, removing, renaming and linking entries
+ *    of a folder that holds a protected or denied path (a "hole"), and of
+ *    the folders made in one during the run: Landlock's grants reach
+ *    everything below a folder, so such a folder has none, and sbx
+ *    performs these operations itself, refusing the held names. Where
+ *    Landlock holds a grant the call continues under Landlock, which
+ *    judges it again: a path raced after the check reaches only what
+ *    Landlock allows.
+ *
+ * Invariants: every argument is read once from the target's memory into
+ * sbx's own, and the notification is checked to be still valid (the pid
+ * not reused) before anything is acted on; paths are resolved from
+ * descriptors sbx opened itself, with magic links refused, and judged by
+ * the kernel's own name of what was opened; what sbx performs, it performs
+ * on that descriptor, never on a path it built. The supervisor is a thread
+ * of sbx's own with its own umask and working folder (unshare(CLONE_FS))
+ * and the command's capabilities (capset() on the thread), so a file it
+ * creates is the file the command would have created. A refusal is
+ * recorded (the first few, and a count) for the result.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/xattr.h>
+#ifdef __linux__
+#include <sched.h>
+#include <sys/syscall.h>
+#endif
+#include "sbx.h"
+
+#ifdef __linux__
+
+/* The seccomp notification ABI (stable; spelled out, no kernel headers). */
+struct sdata {
+	int32_t		nr;
+	uint32_t	arch;
+	uint64_t	ip;
+	uint64_t	args[6];
+};
+
+struct snotif {
+	uint64_t	id;
+	uint32_t	pid;
+	uint32_t	flags;
+	struct sdata	data;
+};
+
+struct sresp {
+	uint64_t	id;
+	int64_t		val;
+	int32_t		error;
+	uint32_t	flags;
+};
+
+struct saddfd {
+	uint64_t	id;
+	uint32_t	flags;
+	uint32_t	srcfd;
+	uint32_t	newfd;
+	uint32_t	newfd_flags;
+};
+
+#define IOC_NOTIF_RECV		0xc0502100UL
+#define IOC_NOTIF_SEND		0xc0182101UL
+#define IOC_NOTIF_ID_VALID	0x40082102UL
+#define IOC_NOTIF_ADDFD		0x40182103UL
+#define IOC_NOTIF_SET_FLAGS	0x40082104UL
+#define RESP_CONTINUE		1U
+#define ADDFD_SEND		2U
+#define FD_SYNC_WAKE_UP		1ULL
+
+#define NR_openat2		437
+#define RESOLVE_NO_MAGICLINKS	0x02ULL
+#define AT_FD_CWD		(-100)
+
+#define MAX_DENIED	16	/* kept for the result; the rest counted */
+#define MAX_GRANTED	4096	/* folders with a Landlock write grant */
+#define MAX_LINK_DEPTH	40
+
+/* What a trapped call does, once its arguments are read. */
+enum op {
+	OP_OPEN, OP_MKDIR, OP_MKNOD, OP_UNLINK, OP_RMDIR, OP_RENAME, OP_LINK,
+	OP_SYMLINK, OP_TRUNCATE, OP_CHMOD, OP_UTIMES, OP_SETXATTR,
+	OP_REMOVEXATTR, NOPS
+};
+
+static const char *const op_names[NOPS] = {
+	"open", "mkdir", "mknod", "unlink", "rmdir", "rename", "link",
+	"symlink", "truncate", "chmod", "utimes", "setxattr", "removexattr"
+};
+
+/*
+ * Each trapped call's arguments: which hold the folder descriptor, the
+ * path, the second folder and path (rename, link), the flags, the mode, a
+ * descriptor (the f* forms), and its own shape. -1: not there.
+ */
+enum shape { SH_PLAIN, SH_OPEN2, SH_UTIME, SH_UTIMES, SH_UTIMENS,
+    SH_AT_FLAGS };
+
+struct sysc {
+	int		nr;
+	enum op		op;
+	signed char	dirfd, path, dirfd2, path2, flags, mode, fd;
+	unsigned char	shape;
+	unsigned char	nofollow;	/* acts on a final symlink itself */
+	int		fixed_flags;	/* creat(2): O_CREAT|O_WRONLY|O_TRUNC */
+};
+
+#if defined(__x86_64__)
+static const struct sysc calls[] = {
+	{ 2,   OP_OPEN,     -1, 0, -1, -1, 1, 2, -1, SH_PLAIN, 0, 0 },
+	{ 257, OP_OPEN,      0, 1, -1, -1, 2, 3, -1, SH_PLAIN, 0, 0 },
+	{ 85,  OP_OPEN,     -1, 0, -1, -1, -1, 1, -1, SH_PLAIN, 0,
+	    O_CREAT | O_WRONLY | O_TRUNC },
+	{ NR_openat2, OP_OPEN, 0, 1, -1, -1, -1, -1, -1, SH_OPEN2, 0, 0 },
+	{ 83,  OP_MKDIR,    -1, 0, -1, -1, -1, 1, -1, SH_PLAIN, 1, 0 },
+	{ 258, OP_MKDIR,     0, 1, -1, -1, -1, 2, -1, SH_PLAIN, 1, 0 },
+	{ 133, OP_MKNOD,    -1, 0, -1, -1, -1, 1, -1, SH_PLAIN, 1, 0 },
+	{ 259, OP_MKNOD,     0, 1, -1, -1, -1, 2, -1, SH_PLAIN, 1, 0 },
+	{ 87,  OP_UNLINK,   -1, 0, -1, -1, -1, -1, -1, SH_PLAIN, 1, 0 },
+	{ 263, OP_UNLINK,    0, 1, -1, -1, 2, -1, -1, SH_PLAIN, 1, 0 },
+	{ 84,  OP_RMDIR,    -1, 0, -1, -1, -1, -1, -1, SH_PLAIN, 1, 0 },
+	{ 82,  OP_RENAME,   -1, 0, -1, 1, -1, -1, -1, SH_PLAIN, 1, 0 },
+	{ 264, OP_RENAME,    0, 1, 2, 3, -1, -1, -1, SH_PLAIN, 1, 0 },
+	{ 316, OP_RENAME,    0, 1, 2, 3, 4, -1, -1, SH_PLAIN, 1, 0 },
+	{ 86,  OP_LINK,     -1, 0, -1, 1, -1, -1, -1, SH_PLAIN, 1, 0 },
+	{ 265, OP_LINK,      0, 1, 2, 3, 4, -1, -1, SH_PLAIN, 1, 0 },
+	{ 88,  OP_SYMLINK,  -1, 0, -1, 1, -1, -1, -1, SH_PLAIN, 1, 0 },
+	{ 266, OP_SYMLINK,  -1, 0, 1, 2, -1, -1, -1, SH_PLAIN, 1, 0 },
+	{ 76,  OP_TRUNCATE, -1, 0, -1, -1, -1, -1, -1, SH_PLAIN, 0, 0 },
+	{ 90,  OP_CHMOD,    -1, 0, -1, -1, -1, 1, -1, SH_PLAIN, 0, 0 },
+	{ 91,  OP_CHMOD,    -1, -1, -1, -1, -1, 1, 0, SH_PLAIN, 0, 0 },
+	{ 268, OP_CHMOD,     0, 1, -1, -1, -1, 2, -1, SH_PLAIN, 0, 0 },
+	{ 452, OP_CHMOD,     0, 1, -1, -1, 3, 2, -1, SH_AT_FLAGS, 0, 0 },
+	{ 132, OP_UTIMES,   -1, 0, -1, -1, -1, -1, -1, SH_UTIME, 0, 0 },
+	{ 235, OP_UTIMES,   -1, 0, -1, -1, -1, -1, -1, SH_UTIMES, 0, 0 },
+	{ 261, OP_UTIMES,    0, 1, -1, -1, -1, -1, -1, SH_UTIMES, 0, 0 },
+	{ 280, OP_UTIMES,    0, 1, -1, -1, 3, -1, -1, SH_UTIMENS, 0, 0 },
+	{ 188, OP_SETXATTR, -1, 0, -1, -1, 4, -1, -1, SH_PLAIN, 0, 0 },
+	{ 189, OP_SETXATTR, -1, 0, -1, -1, 4, -1, -1, SH_PLAIN, 1, 0 },
+	{ 190, OP_SETXATTR, -1, -1, -1, -1, 4, -1, 0, SH_PLAIN, 0, 0 },
+	{ 197, OP_REMOVEXATTR, -1, 0, -1, -1, -1, -1, -1, SH_PLAIN, 0, 0 },
+	{ 198, OP_REMOVEXATTR, -1, 0, -1, -1, -1, -1, -1, SH_PLAIN, 1, 0 },
+	{ 199, OP_REMOVEXATTR, -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
+};
+#elif defined(__aarch64__)
+static const struct sysc calls[] = {
+	{ 56,  OP_OPEN,      0, 1, -1, -1, 2, 3, -1, SH_PLAIN, 0, 0 },
+	{ NR_openat2, OP_OPEN, 0, 1, -1, -1, -1, -1, -1, SH_OPEN2, 0, 0 },
+	{ 34,  OP_MKDIR,     0, 1, -1, -1, -1, 2, -1, SH_PLAIN, 1, 0 },
+	{ 33,  OP_MKNOD,     0, 1, -1, -1, -1, 2, -1, SH_PLAIN, 1, 0 },
+	{ 35,  OP_UNLINK,    0, 1, -1, -1, 2, -1, -1, SH_PLAIN, 1, 0 },
+	{ 38,  OP_RENAME,    0, 1, 2, 3, -1, -1, -1, SH_PLAIN, 1, 0 },
+	{ 276, OP_RENAME,    0, 1, 2, 3, 4, -1, -1, SH_PLAIN, 1, 0 },
+	{ 37,  OP_LINK,      0, 1, 2, 3, 4, -1, -1, SH_PLAIN, 1, 0 },
+	{ 36,  OP_SYMLINK,  -1, 0, 1, 2, -1, -1, -1, SH_PLAIN, 1, 0 },
+	{ 45,  OP_TRUNCATE, -1, 0, -1, -1, -1, -1, -1, SH_PLAIN, 0, 0 },
+	{ 52,  OP_CHMOD,    -1, -1, -1, -1, -1, 1, 0, SH_PLAIN, 0, 0 },
+	{ 53,  OP_CHMOD,     0, 1, -1, -1, -1, 2, -1, SH_PLAIN, 0, 0 },
+	{ 452, OP_CHMOD,     0, 1, -1, -1, 3, 2, -1, SH_AT_FLAGS, 0, 0 },
+	{ 88,  OP_UTIMES,    0, 1, -1, -1, 3, -1, -1, SH_UTIMENS, 0, 0 },
+	{ 5,   OP_SETXATTR, -1, 0, -1, -1, 4, -1, -1, SH_PLAIN, 0, 0 },
+	{ 6,   OP_SETXATTR, -1, 0, -1, -1, 4, -1, -1, SH_PLAIN, 1, 0 },
+	{ 7,   OP_SETXATTR, -1, -1, -1, -1, 4, -1, 0, SH_PLAIN, 0, 0 },
+	{ 14,  OP_REMOVEXATTR, -1, 0, -1, -1, -1, -1, -1, SH_PLAIN, 0, 0 },
+	{ 15,  OP_REMOVEXATTR, -1, 0, -1, -1, -1, -1, -1, SH_PLAIN, 1, 0 },
+	{ 16,  OP_REMOVEXATTR, -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
+};
+#else
+static const struct sysc calls[] = { { -1, OP_OPEN, -1, -1, -1, -1, -1, -1,
+    -1, SH_PLAIN, 0, 0 } };
+#endif
+#define NCALLS	(sizeof(calls) / sizeof(calls[0]))
+
+/* A folder with a Landlock write grant, by inode. */
+struct inode {
+	dev_t	dev;
+	ino_t	ino;
+};
+
+struct sup {
+	struct rule	*r;		/* the policy's rules, in order */
+	size_t		 n;
+	struct inode	*granted;	/* folders Landlock lets write below */
+	size_t		 ngranted;
+	int		 keep_caps;	/* the command's capabilities (root) */
+	int		 listener;
+	int		 stop[2];	/* a byte on stop[1] ends the thread */
+	pthread_t	 thread;
+	int		 running;
+	pthread_mutex_t	 lock;		/* denied, ndenied */
+	struct strv	 denied;
+	uint64_t	 ndenied;
+};
+
+/* One trapped call, its arguments in sbx's own memory. */
+struct req {
+	const struct sysc *c;
+	struct snotif	 n;
+	char		 path[PATH_MAX];
+	char		 path2[PATH_MAX];
+	int		 flags;
+	unsigned	 mode;
+	int		 follow;
+	int		 kernel;	/* only the kernel can do this one */
+};
+
+/* ---- the policy, by path ---- */
+
+/*
+ * The rule that decides path: the last one at or above it. /proc, /sys
+ * and /dev are never written, whatever a rule says (as under bwrap, which
+ * mounts its own after the rules).
+ */
+static enum rule_kind
+decide(const struct sup *s, const char *path)
+{
+	enum rule_kind k = RULE_READONLY;
+	size_t i;
+
+	if (path_under(path, "/proc") || path_under(path, "/sys") ||
+	    path_under(path, "/dev"))
+		return RULE_READONLY;
+	for (i = 0; i < s->n; i++)
+		if (path_under(path, s->r[i].path))
+			k = s->r[i].kind;
+	return k;
+}
+
+/* path is a writable folder's entry that holds an exception below it. */
+static int
+holds_exception(const struct sup *s, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->r[i].kind != RULE_WRITE &&
+		    strcmp(s->r[i].path, path) != 0 &&
+		    path_under(s->r[i].path, path))
+			return 1;
+	return 0;
+}
+
+/* ---- denials ---- */
+
+static void
+deny_note(struct sup *s, enum op op, const char *path)
+{
+	pthread_mutex_lock(&s->lock);
+	s->ndenied++;
+	if (s->denied.n < MAX_DENIED)
+		strv_pushf(&s->denied, "%s %s", op_names[op], path);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- reading the target ---- */
+
+/* A string from the target's memory, a page at a time. */
+static int
+read_str(pid_t pid, uint64_t addr, char *buf, size_t max)
+{
+	size_t got = 0, chunk;
+	struct iovec l, r;
+	ssize_t n;
+
+	if (addr == 0)
+		return errno = EFAULT, -1;
+	while (got < max) {
+		chunk = 4096 - ((addr + got) & 4095);
+		if (chunk > max - got)
+			chunk = max - got;
+		l.iov_base = buf + got;
+		l.iov_len = chunk;
+		r.iov_base = (void *)(uintptr_t)(addr + got);
+		r.iov_len = chunk;
+		if ((n = process_vm_readv(pid, &l, 1, &r, 1, 0)) <= 0)
+			return errno = EFAULT, -1;
+		if (memchr(buf + got, '\0', (size_t)n) != NULL)
+			return 0;
+		got += (size_t)n;
+	}
+	return errno = ENAMETOOLONG, -1;
+}
+
+static int
+read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l, r;
+
+	l.iov_base = buf;
+	l.iov_len = len;
+	r.iov_base = (void *)(uintptr_t)addr;
+	r.iov_len = len;
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 :
+	    (errno = EFAULT, -1);
+}
+
+static int
+still_valid(const struct sup *s, const struct req *q)
+{
+	uint64_t id = q->n.id;
+
+	return ioctl(s->listener, IOC_NOTIF_ID_VALID, &id) == 0;
+}
+
+/* The target's umask, from /proc (Linux 4.7 and later). */
+static unsigned
+target_umask(pid_t pid)
+{
+	char path[64], buf[2048], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 022;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 022;
+	buf[n] = '\0';
+	if ((p = strstr(buf, "\nUmask:\t")) == NULL)
+		return 022;
+	return (unsigned)strtoul(p + 8, NULL, 8) & 0777;
+}
+
+/* ---- resolving, as the target would ---- */
+
+/* The folder a relative path starts from: the target's cwd or dirfd. */
+static int
+base_fd(const struct req *q, int dirfd)
+{
+	char path[64];
+
+	if (dirfd == AT_FD_CWD)
+		snprintf(path, sizeof(path), "/proc/%u/cwd", q->n.pid);
+	else
+		snprintf(path, sizeof(path), "/proc/%u/fd/%d", q->n.pid, dirfd);
+	return open(path, O_PATH | O_CLOEXEC);
+}
+
+struct openhow {
+	uint64_t	flags;
+	uint64_t	mode;
+	uint64_t	resolve;
+};
+
+/* openat2() with magic links refused: /proc/self is sbx's, not theirs. */
+static int
+open_in(int dir, const char *path, int flags)
+{
+	struct openhow how;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = (uint64_t)(flags | O_CLOEXEC);
+	how.resolve = RESOLVE_NO_MAGICLINKS;
+	return (int)syscall(NR_openat2, dir, path, &how, sizeof(how));
+}
+
+/* The kernel's name of what fd opened; " (deleted)" taken off. */
+static int
+fd_path(int fd, char *out, size_t size)
+{
+	char link[64];
+	ssize_t n;
+	size_t dl = sizeof(" (deleted)") - 1;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if ((n = readlink(link, out, size - 1)) <= 0 || out[0] != '/')
+		return errno = ENOENT, -1;
+	out[n] = '\0';
+	if ((size_t)n > dl && strcmp(out + n - dl, " (deleted)") == 0)
+		out[n - dl] = '\0';
+	return 0;
+}
+
+/*
+ * A path split into its folder, opened (following links as the kernel
+ * would, magic links refused), and its last name. "/" and names ending in
+ * "/", "." or ".." have no last name of their own: ENOENT-like cases go
+ * back to the kernel by the caller (EINVAL here).
+ */
+static int
+open_parent(const struct req *q, int dirfd, const char *path, char *name,
+    size_t namesize)
+{
+	char dir[PATH_MAX];
+	const char *slash;
+	int base, fd;
+	size_t len = strlen(path);
+
+	if (len == 0)
+		return errno = ENOENT, -1;
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	memcpy(dir, path, len);
+	dir[len] = '\0';
+	slash = strrchr(dir, '/');
+	if (strlen(slash ? slash + 1 : dir) >= namesize)
+		return errno = ENAMETOOLONG, -1;
+	strcpy(name, slash ? slash + 1 : dir);
+	if (name[0] == '\0' || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0)
+		return errno = EINVAL, -1;
+	if (slash == NULL)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		dir[slash - dir] = '\0';
+	if (dir[0] == '/')
+		base = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	else
+		base = base_fd(q, dirfd);
+	if (base < 0)
+		return -1;
+	fd = open_in(base, dir, O_PATH | O_DIRECTORY);
+	close(base);
+	return fd;
+}
+
+/* ---- the fast path: does Landlock grant writes here? ---- */
+
+static int
+granted_inode(const struct sup *s, const struct stat *st)
+{
+	size_t i;
+
+	for (i = 0; i < s->ngranted; i++)
+		if (s->granted[i].dev == st->st_dev &&
+		    s->granted[i].ino == st->st_ino)
+			return 1;
+	return 0;
+}
+
+/* dir, or a folder above it, holds a Landlock write grant. */
+static int
+landlock_writes(const struct sup *s, int dir)
+{
+	struct stat st, up;
+	int fd = dup(dir), next, depth;
+
+	if (fd < 0)
+		return 0;
+	for (depth = 0; depth < 256; depth++) {
+		if (fstat(fd, &st) < 0)
+			break;
+		if (granted_inode(s, &st)) {
+			close(fd);
+			return 1;
+		}
+		if ((next = openat(fd, "..", O_PATH | O_DIRECTORY |
+		    O_CLOEXEC)) < 0)
+			break;
+		close(fd);
+		fd = next;
+		if (fstat(fd, &up) == 0 && up.st_dev == st.st_dev &&
+		    up.st_ino == st.st_ino)
+			break;	/* "/" */
+	}
+	close(fd);
+	return 0;
+}
+
+/* ---- answers ---- */
+
+static void
+answer(struct sup *s, const struct req *q, int64_t val, int err)
+{
+	struct sresp r;
+
+	memset(&r, 0, sizeof(r));
+	r.id = q->n.id;
+	r.val = val;
+	r.error = err ? -err : 0;
+	(void)ioctl(s->listener, IOC_NOTIF_SEND, &r);
+}
+
+static void
+go_on(struct sup *s, const struct req *q)
+{
+	struct sresp r;
+
+	memset(&r, 0, sizeof(r));
+	r.id = q->n.id;
+	r.flags = RESP_CONTINUE;
+	(void)ioctl(s->listener, IOC_NOTIF_SEND, &r);
+}
+
+/* Refuse, and remember it for the result. */
+static void
+refuse(struct sup *s, const struct req *q, const char *path, int err)
+{
+	deny_note(s, q->c->op, path);
+	answer(s, q, 0, err);
+}
+
+/* Hand fd to the target as the call's result, atomically. */
+static void
+give_fd(struct sup *s, const struct req *q, int fd, int cloexec)
+{
+	struct saddfd a;
+	int r;
+
+	memset(&a, 0, sizeof(a));
+	a.id = q->n.id;
+	a.flags = ADDFD_SEND;
+	a.srcfd = (uint32_t)fd;
+	a.newfd_flags = cloexec ? O_CLOEXEC : 0;
+	r = ioctl(s->listener, IOC_NOTIF_ADDFD, &a);
+	if (r < 0 && errno != ENOENT)
+		answer(s, q, 0, errno == EMFILE ? EMFILE : EIO);
+	close(fd);
+}
+
+/* ---- what an operation lands on ---- */
+
+enum zone {
+	Z_LANDLOCK,	/* Landlock grants writes here: let it judge */
+	Z_PERFORM,	/* writable, Landlock cannot say: sbx performs it */
+	Z_READONLY,	/* not writable */
+	Z_HELD,		/* a protected or --deny-write name, or a folder above one */
+	Z_DENIED	/* --deny-read */
+};
+
+/* The entry name in the folder pfd: where it lands; its path in full. */
+static enum zone
+zone_of(const struct sup *s, int pfd, const char *name, int away, char *full,
+    size_t size)
+{
+	char dir[PATH_MAX];
+	enum rule_kind k;
+
+	if (fd_path(pfd, dir, sizeof(dir)) < 0 ||
+	    strlen(dir) + strlen(name) + 2 > size)
+		return Z_READONLY;
+	strcpy(full, strcmp(dir, "/") ? dir : "");
+	strcat(full, "/");
+	strcat(full, name);
+	k = decide(s, full);
+	if (k == RULE_DENY_READ)
+		return Z_DENIED;
+	if (k != RULE_WRITE)
+		return decide(s, dir) == RULE_WRITE ? Z_HELD : Z_READONLY;
+	/* Removing or renaming a folder above an exception carries it off. */
+	if (away && holds_exception(s, full))
+		return Z_HELD;
+	return landlock_writes(s, pfd) ? Z_LANDLOCK : Z_PERFORM;
+}
+
+/* The errno bwrap's mounts would give: a read-only bind, a mount point. */
+static int
+zone_errno(enum zone z, int held_errno)
+{
+	switch (z) {
+	case Z_DENIED: return EACCES;
+	case Z_HELD: return held_errno;
+	default: return EROFS;
+	}
+}
+
+/*
+ * The target's own descriptors by the names it may use for them:
+ * /proc/self/fd/N, /proc/thread-self/fd/N, /dev/fd/N, /dev/stdin, ...
+ * Resolved here, /proc/self would be sbx's. 1 with *fd set, else 0.
+ */
+static int
+self_fd(const char *path, int *fd)
+{
+	static const char *const pre[] = { "/proc/self/fd/",
+	    "/proc/thread-self/fd/", "/dev/fd/", NULL };
+	static const char *const std[] = { "/dev/stdin", "/dev/stdout",
+	    "/dev/stderr", NULL };
+	const char *p;
+	char *end;
+	long n;
+	int i;
+
+	for (i = 0; std[i]; i++)
+		if (strcmp(path, std[i]) == 0)
+			return *fd = i, 1;
+	for (i = 0; pre[i]; i++) {
+		if (strncmp(path, pre[i], strlen(pre[i])) != 0)
+			continue;
+		p = path + strlen(pre[i]);
+		errno = 0;
+		n = strtol(p, &end, 10);
+		if (*p >= '0' && *p <= '9' && *end == '\0' && !errno &&
+		    n <= INT_MAX)
+			return *fd = (int)n, 1;
+	}
+	return 0;
+}
+
+/* The target's descriptor fd, as a descriptor of sbx's own (O_PATH). */
+static int
+target_fd(const struct req *q, int fd)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%u/fd/%d", q->n.pid, fd);
+	return open(path, O_PATH | O_CLOEXEC);
+}
+
+/*
+ * The object a metadata call names: its descriptor (O_PATH), the folder
+ * and name it was found by when follow is off (for calls that act on a
+ * symbolic link itself), and its path.
+ */
+static int
+open_object(const struct req *q, int dirfd, const char *path, int follow,
+    int *pfd, char *name, size_t namesize)
+{
+	int fd;
+
+	*pfd = -1;
+	if (q->c->path < 0 || path[0] == '\0') {
+		/* The f* forms, and *at with an empty path: the descriptor. */
+		return target_fd(q, q->c->path < 0 ?
+		    (int)q->n.data.args[q->c->fd] : dirfd);
+	}
+	if (self_fd(path, &fd))
+		return target_fd(q, fd);
+	if ((*pfd = open_parent(q, dirfd, path, name, namesize)) < 0)
+		return -1;
+	fd = follow ? open_in(*pfd, name, O_PATH) :
+	    openat(*pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	return fd;
+}
+
+/* ---- the operations ---- */
+
+static int
+open_flags(const struct req *q)
+{
+	return q->flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* An existing entry opened for writing in a folder sbx performs for. */
+static void
+open_existing(struct sup *s, const struct req *q, int pfd, const char *name,
+    int ofd)
+{
+	char path[PATH_MAX], self[64];
+	struct stat st;
+	int fd;
+
+	if (fstat(ofd, &st) == 0 && S_ISLNK(st.st_mode)) {
+		if (!q->follow) {
+			answer(s, q, 0, ELOOP);
+			return;
+		}
+		close(ofd);
+		if ((ofd = open_in(pfd, name, O_PATH)) < 0) {
+			answer(s, q, 0, errno);
+			return;
+		}
+	}
+	if (q->flags & O_CREAT && q->flags & O_EXCL) {
+		close(ofd);
+		answer(s, q, 0, EEXIST);
+		return;
+	}
+	/* A link may lead anywhere: judge what it reached. */
+	if (fd_path(ofd, path, sizeof(path)) < 0 ||
+	    decide(s, path) != RULE_WRITE) {
+		close(ofd);
+		refuse(s, q, path, decide(s, path) == RULE_DENY_READ ? EACCES :
+		    EROFS);
+		return;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", ofd);
+	fd = open(self, open_flags(q) | O_CLOEXEC | O_NOCTTY);
+	close(ofd);
+	if (fd < 0)
+		answer(s, q, 0, errno);
+	else
+		give_fd(s, q, fd, q->flags & O_CLOEXEC);
+}
+
+/* open(2) and its kin with a writing flag, where Landlock cannot judge. */
+static void
+do_open(struct sup *s, const struct req *q, int pfd, const char *name)
+{
+	unsigned mode = q->mode & 07777 & ~target_umask(q->n.pid);
+	int ofd, fd, tries;
+
+	if (q->flags & O_CREAT && q->mode & (S_ISUID | S_ISGID)) {
+		refuse(s, q, name, EPERM);
+		return;
+	}
+	for (tries = 0; tries < 8; tries++) {
+		ofd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (ofd >= 0) {
+			open_existing(s, q, pfd, name, ofd);
+			return;
+		}
+		if (errno != ENOENT || !(q->flags & O_CREAT)) {
+			answer(s, q, 0, errno);
+			return;
+		}
+		/* O_NOFOLLOW and O_EXCL: nothing planted meanwhile is used. */
+		fd = openat(pfd, name, q->flags | O_EXCL | O_NOFOLLOW |
+		    O_CLOEXEC | O_NOCTTY, mode);
+		if (fd >= 0) {
+			give_fd(s, q, fd, q->flags & O_CLOEXEC);
+			return;
+		}
+		if (errno != EEXIST && errno != ELOOP) {
+			answer(s, q, 0, errno);
+			return;
+		}
+		if (q->flags & O_EXCL) {
+			answer(s, q, 0, EEXIST);
+			return;
+		}
+	}
+	answer(s, q, 0, EAGAIN);
+}
+
+/* O_TMPFILE: the path names the folder, which gets an unnamed file. */
+static void
+do_tmpfile(struct sup *s, const struct req *q, int dirfd)
+{
+	unsigned mode = q->mode & 07777 & ~target_umask(q->n.pid);
+	char path[PATH_MAX];
+	int base, dfd, fd;
+
+	if ((base = q->path[0] == '/' ? open("/", O_PATH | O_CLOEXEC) :
+	    base_fd(q, dirfd)) < 0 ||
+	    (dfd = open_in(base, q->path, O_PATH | O_DIRECTORY)) < 0) {
+		answer(s, q, 0, errno);
+		if (base >= 0)
+			close(base);
+		return;
+	}
+	close(base);
+	if (fd_path(dfd, path, sizeof(path)) < 0 ||
+	    decide(s, path) != RULE_WRITE) {
+		refuse(s, q, path, EROFS);
+	} else if (landlock_writes(s, dfd)) {
+		go_on(s, q);
+	} else if ((fd = openat(dfd, ".", q->flags | O_CLOEXEC, mode)) < 0) {
+		answer(s, q, 0, errno);
+	} else
+		give_fd(s, q, fd, q->flags & O_CLOEXEC);
+	close(dfd);
+}
+
+/* mkdir, mknod, unlink, rmdir, symlink: one entry of one folder. */
+static void
+do_entry(struct sup *s, const struct req *q, int pfd, const char *name)
+{
+	unsigned mode = q->mode & 07777 & ~target_umask(q->n.pid);
+	int r = -1, rmdir = q->c->op == OP_RMDIR ||
+	    (q->c->op == OP_UNLINK && q->flags & AT_REMOVEDIR);
+
+	switch (q->c->op) {
+	case OP_MKDIR:
+		r = mkdirat(pfd, name, mode);
+		break;
+	case OP_MKNOD:
+		if (S_ISREG(q->mode) || (q->mode & S_IFMT) == 0) {
+			if (q->mode & (S_ISUID | S_ISGID)) {
+				refuse(s, q, name, EPERM);
+				return;
+			}
+		}
+		r = mknodat(pfd, name, (q->mode & S_IFMT) | mode, 0);
+		break;
+	case OP_UNLINK:
+	case OP_RMDIR:
+		r = unlinkat(pfd, name, rmdir ? AT_REMOVEDIR : 0);
+		break;
+	case OP_SYMLINK:
+		r = symlinkat(q->path, pfd, name);
+		break;
+	default:
+		errno = ENOSYS;
+		break;
+	}
+	answer(s, q, 0, r < 0 ? errno : 0);
+}
+
+/* The errno a held name gives, by operation: bwrap's mount points. */
+static int
+held_errno(enum op op)
+{
+	switch (op) {
+	case OP_MKDIR: case OP_MKNOD: case OP_SYMLINK: case OP_LINK:
+		return EEXIST;
+	case OP_UNLINK: case OP_RMDIR: case OP_RENAME:
+		return EBUSY;
+	default:
+		return EROFS;
+	}
+}
+
+/* An operation on one entry of one folder (open, mkdir, unlink, ...). */
+static void
+one_entry(struct sup *s, const struct req *q, int dirfd)
+{
+	const char *path = q->c->op == OP_SYMLINK ? q->path2 : q->path;
+	char name[NAME_MAX + 1], full[PATH_MAX];
+	int pfd, fd, away = q->c->op == OP_UNLINK || q->c->op == OP_RMDIR;
+	enum zone z;
+
+	if (q->c->op == OP_OPEN && (self_fd(q->path, &fd) ||
+	    strncmp(q->path, "/proc/", 6) == 0)) {
+		go_on(s, q);	/* a reopen: Landlock judges what it reaches */
+		return;
+	}
+	if ((pfd = open_parent(q, dirfd, path, name, sizeof(name))) < 0) {
+		/* "/", ".", "..", a name ending in "/": the kernel answers. */
+		if (errno == EINVAL)
+			go_on(s, q);
+		else
+			answer(s, q, 0, errno);
+		return;
+	}
+	z = zone_of(s, pfd, name, away, full, sizeof(full));
+	/* Devices: Landlock's own rules say which may be opened. */
+	if (z == Z_LANDLOCK || (z == Z_READONLY && q->c->op == OP_OPEN &&
+	    path_under(full, "/dev")))
+		go_on(s, q);
+	else if (z != Z_PERFORM)
+		refuse(s, q, full, zone_errno(z, held_errno(q->c->op)));
+	else if (q->c->op == OP_OPEN)
+		do_open(s, q, pfd, name);
+	else
+		do_entry(s, q, pfd, name);
+	close(pfd);
+}
+
+/*
+ * link(2)'s source as an object of its own: an empty path with
+ * AT_EMPTY_PATH, or the target's /proc/self/fd/N (how an O_TMPFILE file is
+ * given a name). -1 when it is an ordinary path.
+ */
+static int
+link_source(const struct req *q, int dirfd)
+{
+	int fd;
+
+	if (q->path[0] == '\0' && q->flags & AT_EMPTY_PATH)
+		return target_fd(q, dirfd);
+	if (self_fd(q->path, &fd))
+		return target_fd(q, fd);
+	return -1;
+}
+
+/* A hard link by its source descriptor: into a writable folder only. */
+static void
+link_fd(struct sup *s, const struct req *q, int src, int dirfd2)
+{
+	char n2[NAME_MAX + 1], f2[PATH_MAX], path[PATH_MAX], self[64];
+	int p2;
+	enum zone z;
+
+	if (fd_path(src, path, sizeof(path)) < 0 ||
+	    decide(s, path) != RULE_WRITE) {
+		refuse(s, q, q->path, EXDEV);
+		return;
+	}
+	if ((p2 = open_parent(q, dirfd2, q->path2, n2, sizeof(n2))) < 0) {
+		answer(s, q, 0, errno == EINVAL ? EEXIST : errno);
+		return;
+	}
+	z = zone_of(s, p2, n2, 1, f2, sizeof(f2));
+	if (z != Z_LANDLOCK && z != Z_PERFORM)
+		refuse(s, q, f2, zone_errno(z, EEXIST));
+	else {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", src);
+		answer(s, q, 0, linkat(AT_FDCWD, self, p2, n2,
+		    AT_SYMLINK_FOLLOW) < 0 ? errno : 0);
+	}
+	close(p2);
+}
+
+/*
+ * rename(2) and link(2): two entries; Landlock judges when it grants
+ * both. A hard link is a second name of its file: into a writable folder
+ * only from one, as a bind mount gives EXDEV across mounts; and renaming
+ * a held name, or a folder above one, away is refused (EBUSY, a mount
+ * point's answer).
+ */
+static void
+two_entries(struct sup *s, const struct req *q, int dirfd, int dirfd2)
+{
+	char n1[NAME_MAX + 1], n2[NAME_MAX + 1], f1[PATH_MAX], f2[PATH_MAX];
+	int p1 = -1, p2 = -1, link = q->c->op == OP_LINK, r, src;
+	enum zone z1, z2;
+
+	if (link && (src = link_source(q, dirfd)) >= 0) {
+		link_fd(s, q, src, dirfd2);
+		close(src);
+		return;
+	}
+	if ((p1 = open_parent(q, dirfd, q->path, n1, sizeof(n1))) < 0) {
+		answer(s, q, 0, errno == EINVAL ? EBUSY : errno);
+		return;
+	}
+	/* Following a link: the file it reaches is what gets a name. */
+	if (link && q->flags & AT_SYMLINK_FOLLOW) {
+		if ((src = open_in(p1, n1, O_PATH)) < 0)
+			answer(s, q, 0, errno);
+		else {
+			link_fd(s, q, src, dirfd2);
+			close(src);
+		}
+		goto out;
+	}
+	if ((p2 = open_parent(q, dirfd2, q->path2, n2, sizeof(n2))) < 0) {
+		answer(s, q, 0, errno == EINVAL ? EBUSY : errno);
+		goto out;
+	}
+	z1 = zone_of(s, p1, n1, !link, f1, sizeof(f1));
+	z2 = zone_of(s, p2, n2, 1, f2, sizeof(f2));
+	if (z1 != Z_LANDLOCK && z1 != Z_PERFORM)
+		refuse(s, q, f1, link ? EXDEV : zone_errno(z1, EBUSY));
+	else if (z2 != Z_LANDLOCK && z2 != Z_PERFORM)
+		refuse(s, q, f2, zone_errno(z2, link ? EEXIST : EBUSY));
+	else if (z1 == Z_LANDLOCK && z2 == Z_LANDLOCK)
+		go_on(s, q);
+	else {
+		if (link)
+			r = linkat(p1, n1, p2, n2, 0);
+		else
+			r = (int)syscall(SYS_renameat2, p1, n1, p2, n2,
+			    q->flags);
+		answer(s, q, 0, r < 0 ? errno : 0);
+	}
+out:
+	if (p1 >= 0)
+		close(p1);
+	if (p2 >= 0)
+		close(p2);
+}
+
+/* The target's times, whatever the call's shape, as timespec[2] or NULL. */
+static int
+read_times(const struct req *q, struct timespec *ts, struct timespec **out)
+{
+	uint64_t addr = q->n.data.args[q->c->path + 1];
+	struct { int64_t a, m; } ub;
+	struct { int64_t s, us; } tv[2];
+
+	*out = NULL;
+	if (addr == 0)
+		return 0;
+	*out = ts;
+	switch (q->c->shape) {
+	case SH_UTIME:
+		if (read_mem(q->n.pid, addr, &ub, sizeof(ub)) < 0)
+			return -1;
+		ts[0].tv_sec = ub.a;
+		ts[1].tv_sec = ub.m;
+		ts[0].tv_nsec = ts[1].tv_nsec = 0;
+		return 0;
+	case SH_UTIMES:
+		if (read_mem(q->n.pid, addr, tv, sizeof(tv)) < 0)
+			return -1;
+		ts[0].tv_sec = tv[0].s;
+		ts[0].tv_nsec = tv[0].us * 1000;
+		ts[1].tv_sec = tv[1].s;
+		ts[1].tv_nsec = tv[1].us * 1000;
+		return 0;
+	default:
+		return read_mem(q->n.pid, addr, ts, 2 * sizeof(*ts));
+	}
+}
+
+/* chmod, utimes, the xattr calls: judged by the file they would change. */
+static int
+perform_meta(const struct req *q, int ofd, int pfd, const char *name,
+    const struct stat *st)
+{
+	char self[64], xname[256];
+	struct timespec ts[2], *tp;
+	unsigned char *val = NULL;
+	size_t size;
+	int r;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", ofd);
+	switch (q->c->op) {
+	case OP_CHMOD:
+		if (S_ISLNK(st->st_mode))
+			return errno = EOPNOTSUPP, -1;
+		return fchmodat(AT_FDCWD, self, q->mode & 07777, 0);
+	case OP_UTIMES:
+		if (read_times(q, ts, &tp) < 0)
+			return -1;
+		if (S_ISLNK(st->st_mode) && pfd >= 0)
+			return utimensat(pfd, name, tp, AT_SYMLINK_NOFOLLOW);
+		return utimensat(AT_FDCWD, self, tp, 0);
+	default:
+		break;
+	}
+	/* The extended attributes: user.* cannot sit on a link, the others
+	 * need capabilities the command does not have. */
+	if (S_ISLNK(st->st_mode))
+		return errno = EPERM, -1;
+	if (read_str(q->n.pid, q->n.data.args[q->c->path < 0 ? 1 :
+	    q->c->path + 1], xname, sizeof(xname)) < 0)
+		return -1;
+	if (q->c->op == OP_REMOVEXATTR)
+		return removexattr(self, xname);
+	size = (size_t)q->n.data.args[(q->c->path < 0 ? 1 : q->c->path + 1) +
+	    2];
+	if (size > 65536)
+		return errno = E2BIG, -1;
+	if (size > 0 && ((val = malloc(size)) == NULL ||
+	    read_mem(q->n.pid, q->n.data.args[(q->c->path < 0 ? 1 :
+	    q->c->path + 1) + 1], val, size) < 0)) {
+		free(val);
+		return errno = EFAULT, -1;
+	}
+	r = setxattr(self, xname, val, size, q->flags);
+	free(val);
+	return r;
+}
+
+static void
+metadata(struct sup *s, const struct req *q, int dirfd)
+{
+	char name[NAME_MAX + 1], path[PATH_MAX];
+	struct stat st;
+	enum rule_kind k;
+	int ofd, pfd = -1, r;
+
+	name[0] = '\0';
+	ofd = open_object(q, dirfd, q->path, q->follow, &pfd, name,
+	    sizeof(name));
+	if (ofd < 0) {
+		/* A magic link sbx will not follow for the target. */
+		r = errno;
+		if (pfd >= 0)
+			close(pfd);
+		refuse(s, q, q->path, r == ELOOP ? EACCES : r);
+		return;
+	}
+	if (fstat(ofd, &st) < 0 || fd_path(ofd, path, sizeof(path)) < 0) {
+		refuse(s, q, q->path, EACCES);
+		goto out;
+	}
+	k = decide(s, path);
+	if (k != RULE_WRITE)
+		refuse(s, q, path, k == RULE_DENY_READ ? EACCES : EROFS);
+	else if (q->c->op == OP_CHMOD && !S_ISDIR(st.st_mode) &&
+	    q->mode & (S_ISUID | S_ISGID))
+		refuse(s, q, path, EPERM);
+	else {
+		r = perform_meta(q, ofd, pfd, name, &st);
+		answer(s, q, 0, r < 0 ? errno : 0);
+	}
+out:
+	close(ofd);
+	if (pfd >= 0)
+		close(pfd);
+}
+
+/* truncate(2) by path: the file it reaches, if writable, is cut. */
+static void
+truncate_path(struct sup *s, const struct req *q)
+{
+	char name[NAME_MAX + 1], path[PATH_MAX], self[64];
+	int ofd, pfd = -1, fd;
+	struct stat st;
+
+	if ((ofd = open_object(q, AT_FD_CWD, q->path, 1, &pfd, name,
+	    sizeof(name))) < 0) {
+		answer(s, q, 0, errno == ELOOP ? EACCES : errno);
+		goto out;
+	}
+	if (fstat(ofd, &st) < 0 || fd_path(ofd, path, sizeof(path)) < 0 ||
+	    decide(s, path) != RULE_WRITE) {
+		refuse(s, q, q->path, EROFS);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		answer(s, q, 0, S_ISDIR(st.st_mode) ? EISDIR : EINVAL);
+		goto out;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", ofd);
+	if ((fd = open(self, O_WRONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {
+		answer(s, q, 0, errno);
+		goto out;
+	}
+	answer(s, q, 0, ftruncate(fd, (off_t)q->n.data.args[1]) < 0 ?
+	    errno : 0);
+	close(fd);
+out:
+	if (ofd >= 0)
+		close(ofd);
+	if (pfd >= 0)
+		close(pfd);
+}
+
+/* ---- one notification ---- */
+
+static const struct sysc *
+find_call(int nr)
+{
+	size_t i;
+
+	for (i = 0; i < NCALLS; i++)
+		if (calls[i].nr == nr)
+			return &calls[i];
+	return NULL;
+}
+
+/* The call's arguments, read once into q. */
+static int
+read_req(struct req *q)
+{
+	const struct sysc *c = q->c;
+	const uint64_t *a = q->n.data.args;
+	struct openhow how;
+
+	q->path[0] = q->path2[0] = '\0';
+	q->flags = c->flags >= 0 ? (int)a[c->flags] : c->fixed_flags;
+	q->mode = c->mode >= 0 ? (unsigned)a[c->mode] : 0;
+	if (c->path >= 0 && a[c->path] != 0 &&
+	    read_str(q->n.pid, a[c->path], q->path, sizeof(q->path)) < 0)
+		return -1;
+	if (c->path2 >= 0 &&
+	    read_str(q->n.pid, a[c->path2], q->path2, sizeof(q->path2)) < 0)
+		return -1;
+	if (c->shape == SH_OPEN2) {
+		if (a[3] < sizeof(how))
+			return errno = EINVAL, -1;
+		memset(&how, 0, sizeof(how));
+		if (read_mem(q->n.pid, a[2], &how, sizeof(how)) < 0)
+			return -1;
+		/* RESOLVE_* asks for more than sbx does: the kernel decides. */
+		if (how.resolve != 0)
+			q->kernel = 1;
+		q->flags = (int)how.flags;
+		q->mode = (unsigned)how.mode;
+	}
+	if (c->op == OP_OPEN)
+		q->follow = !(q->flags & O_NOFOLLOW);
+	else if (c->shape == SH_UTIMENS || c->shape == SH_AT_FLAGS)
+		q->follow = !(q->flags & AT_SYMLINK_NOFOLLOW);
+	else
+		q->follow = !c->nofollow;
+	return 0;
+}
+
+static void
+handle(struct sup *s, struct req *q)
+{
+	const struct sysc *c = q->c;
+	const uint64_t *a = q->n.data.args;
+	int dirfd = c->dirfd >= 0 ? (int)a[c->dirfd] : AT_FD_CWD;
+	int dirfd2 = c->dirfd2 >= 0 ? (int)a[c->dirfd2] : AT_FD_CWD;
+
+	if (read_req(q) < 0) {
+		if (still_valid(s, q))
+			answer(s, q, 0, errno);
+		return;
+	}
+	if (!still_valid(s, q))
+		return;		/* gone; its pid may be another's now */
+	if (q->kernel || (c->op == OP_OPEN && (q->flags & O_PATH))) {
+		go_on(s, q);
+		return;
+	}
+	if (c->op == OP_OPEN && (q->flags & O_TMPFILE) == O_TMPFILE) {
+		do_tmpfile(s, q, dirfd);
+		return;
+	}
+	switch (c->op) {
+	case OP_RENAME:
+	case OP_LINK:
+		two_entries(s, q, dirfd, dirfd2);
+		break;
+	case OP_SYMLINK:
+		one_entry(s, q, dirfd2);
+		break;
+	case OP_TRUNCATE:
+		truncate_path(s, q);
+		break;
+	case OP_CHMOD:
+	case OP_UTIMES:
+	case OP_SETXATTR:
+	case OP_REMOVEXATTR:
+		metadata(s, q, dirfd);
+		break;
+	default:
+		one_entry(s, q, dirfd);
+		break;
+	}
+}
+
+/* ---- the thread ---- */
+
+/*
+ * The supervisor acts as the command: its own umask (0: the target's is
+ * applied by hand) and working folder, and the command's capabilities,
+ * on this thread alone (capset(2) changes the calling thread).
+ */
+static int
+become_command(const struct sup *s)
+{
+	struct { uint32_t version; int pid; } h = { 0x20080522, 0 };
+	struct { uint32_t eff, perm, inh; } d[2];
+	uint32_t keep = s->keep_caps ? (1U << 1 | 1U << 2) : 0;
+
+	if (unshare(CLONE_FS) < 0)
+		return -1;
+	umask(0);
+	if (syscall(SYS_capget, &h, d) < 0)
+		return -1;
+	d[0].eff &= keep;
+	d[0].perm &= keep;
+	d[0].inh = d[1].eff = d[1].perm = d[1].inh = 0;
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+static void *
+sup_main(void *arg)
+{
+	struct sup *s = arg;
+	struct pollfd p[2];
+	struct req *q;
+
+	if (become_command(s) < 0)
+		return NULL;	/* every trapped call then fails: ENOSYS */
+	q = xmalloc(sizeof(*q));
+	p[0].fd = s->listener;
+	p[0].events = POLLIN;
+	p[1].fd = s->stop[0];
+	p[1].events = POLLIN;
+	for (;;) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents)
+			break;
+		if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+			break;	/* nothing left that could ask */
+		if (!(p[0].revents & POLLIN))
+			continue;
+		memset(&q->n, 0, sizeof(q->n));
+		if (ioctl(s->listener, IOC_NOTIF_RECV, &q->n) < 0)
+			continue;	/* ENOENT: the caller went away */
+		q->kernel = 0;
+		if ((q->c = find_call(q->n.data.nr)) == NULL) {
+			answer(s, q, 0, ENOSYS);
+			continue;
+		}
+		handle(s, q);
+	}
+	free(q);
+	return NULL;
+}
+
+/*
+ * The supervisor for a plan: the policy's rules, and the folders whose
+ * Landlock grants let the kernel judge writes below them.
+ */
+struct sup *
+notify_new(const struct policy *pol, const char *const *granted, size_t n)
+{
+	struct sup *s = xcalloc(1, sizeof(*s));
+	struct stat st;
+	size_t i;
+
+	s->r = xcalloc(pol->n + 1, sizeof(*s->r));
+	for (i = 0; i < pol->n; i++) {
+		s->r[i] = pol->r[i];
+		s->r[i].path = xstrdup(pol->r[i].path);
+	}
+	s->n = pol->n;
+	s->granted = xcalloc(n + 1, sizeof(*s->granted));
+	for (i = 0; i < n && s->ngranted < MAX_GRANTED; i++)
+		if (stat(granted[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			s->granted[s->ngranted].dev = st.st_dev;
+			s->granted[s->ngranted++].ino = st.st_ino;
+		}
+	s->keep_caps = geteuid() == 0;
+	s->listener = s->stop[0] = s->stop[1] = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	return s;
+}
+
+/* The listener arrived from the child: answer it on a thread of its own. */
+void
+notify_start(struct sup *s, int listener)
+{
+	sigset_t all, old;
+	uint64_t fl = FD_SYNC_WAKE_UP;
+
+	if (s->running || pipe(s->stop) < 0) {
+		close(listener);
+		return;
+	}
+	set_cloexec(s->stop[0]);
+	set_cloexec(s->stop[1]);
+	s->listener = listener;
+	/* Wake the waiting thread on the same CPU: a shorter round trip. */
+	(void)ioctl(listener, IOC_NOTIF_SET_FLAGS, &fl);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	s->running = pthread_create(&s->thread, NULL, sup_main, s) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void
+notify_stop(struct sup *s)
+{
+	if (s == NULL || !s->running)
+		return;
+	(void)!write(s->stop[1], "x", 1);
+	pthread_join(s->thread, NULL);
+	s->running = 0;
+	close(s->stop[0]);
+	close(s->stop[1]);
+	close(s->listener);
+	s->listener = s->stop[0] = s->stop[1] = -1;
+}
+
+/* What was refused: the first few, "OP PATH" each, and how many. */
+void
+notify_denied(struct sup *s, struct strv *out, uint64_t *count)
+{
+	size_t i;
+
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < s->denied.n; i++)
+		strv_push(out, s->denied.v[i]);
+	*count += s->ndenied;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void
+notify_free(struct sup *s)
+{
+	size_t i;
+
+	if (s == NULL)
+		return;
+	notify_stop(s);
+	for (i = 0; i < s->n; i++)
+		free(s->r[i].path);
+	free(s->r);
+	free(s->granted);
+	strv_free(&s->denied);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+#endif	/* __linux__ */
