@@ -657,6 +657,56 @@ open_flags(const struct req *q)
 	return q->flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC);
 }
 
+/* A FIFO's open waits for the other end: on a thread of its own. */
+struct slow_open {
+	struct sup	*s;
+	struct req	 q;
+	int		 ofd;
+};
+
+static void *
+slow_open_main(void *arg)
+{
+	struct slow_open *so = arg;
+	char self[64];
+	int fd;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", so->ofd);
+	fd = open(self, open_flags(&so->q) | O_CLOEXEC | O_NOCTTY);
+	close(so->ofd);
+	if (fd < 0)
+		answer(so->s, &so->q, 0, errno);
+	else
+		give_fd(so->s, &so->q, fd, so->q.flags & O_CLOEXEC);
+	free(so);
+	return NULL;
+}
+
+/*
+ * Answer from another thread, so that this one keeps serving: the thread
+ * shares this one's credentials and file-system context (pthreads are
+ * made with CLONE_FS), and ends when the FIFO opens or the caller dies.
+ */
+static int
+open_slowly(struct sup *s, const struct req *q, int ofd)
+{
+	pthread_attr_t attr;
+	struct slow_open *so = xmalloc(sizeof(*so));
+	pthread_t t;
+	int r;
+
+	so->s = s;
+	so->q = *q;
+	so->ofd = ofd;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	r = pthread_create(&t, &attr, slow_open_main, so);
+	pthread_attr_destroy(&attr);
+	if (r != 0)
+		free(so);
+	return r == 0 ? 0 : -1;
+}
+
 /* An existing entry opened for writing in a folder sbx performs for. */
 static void
 open_existing(struct sup *s, const struct req *q, int pfd, const char *name,
@@ -690,9 +740,14 @@ open_existing(struct sup *s, const struct req *q, int pfd, const char *name,
 		    EROFS);
 		return;
 	}
+	if (fstat(ofd, &st) == 0 && S_ISFIFO(st.st_mode) &&
+	    !(q->flags & O_NONBLOCK) && open_slowly(s, q, ofd) == 0)
+		return;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", ofd);
-	fd = open(self, open_flags(q) | O_CLOEXEC | O_NOCTTY);
+	fd = open(self, open_flags(q) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	close(ofd);
+	if (fd >= 0 && !(q->flags & O_NONBLOCK))
+		(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	if (fd < 0)
 		answer(s, q, 0, errno);
 	else

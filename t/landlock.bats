@@ -150,6 +150,211 @@ ioprio_nr() {
 	[ ! -e "$ws/.git/hooks/pre-commit" ]
 }
 
+# --- the supervisor: what Landlock cannot judge ---------------------------
+
+@test "landlock: chmod, utimes and xattrs work in the workspace, and nowhere else" {
+	echo x >"$ws/tool"
+	before=$(stat -c '%a %Y' "$out/file")
+	ok_ll -- python3 -c '
+import os, sys
+out = sys.argv[1]
+os.chmod("tool", 0o755); print(oct(os.stat("tool").st_mode & 0o7777))
+os.utime("tool", (1000000000, 1000000000)); print(int(os.stat("tool").st_mtime))
+try:
+    os.setxattr("tool", "user.k", b"v"); print(os.getxattr("tool", "user.k"))
+    os.removexattr("tool", "user.k"); print("removed")
+except OSError as e:
+    print("xattr", e.errno)
+for f, args in ((os.chmod, (out, 0o777)), (os.utime, (out, (1, 1))),
+                (os.setxattr, (out, "user.k", b"v"))):
+    try:
+        f(*args); print("CHANGED", f.__name__)
+    except OSError as e:
+        print(f.__name__, os.strerror(e.errno))
+' "$out/file"
+	[[ "$(kv stdout)" == '0o755\n1000000000\n'* ]]
+	[[ "$(kv stdout)" == *'chmod Read-only file system\nutime Read-only file system\nsetxattr Read-only file system\n' ]]
+	[ "$(stat -c '%a %Y' "$out/file")" = "$before" ]
+	[ "$(stat -c '%a' "$ws/tool")" = 755 ]
+	[ "$(kv denied_count)" = 3 ]
+	[[ "$(kv denied)" == "chmod $out/file; utimes $out/file; setxattr $out/file" ]]
+}
+
+@test "landlock: chmod sets no set-user-ID or set-group-ID bit on a file; a folder's set-group-ID stays" {
+	echo x >"$ws/prog"
+	ok_ll -- python3 -c '
+import os
+for name, mode in (("chmod", 0o4755), ("chmod-g", 0o2755), ("plain", 0o750)):
+    try:
+        os.chmod("prog", mode); print(name, oct(os.stat("prog").st_mode & 0o7777))
+    except OSError as e:
+        print(name, os.strerror(e.errno))
+os.mkdir("d"); os.chmod("d", 0o2775); print("dir", oct(os.stat("d").st_mode & 0o7777))
+'
+	[ "$(kv stdout)" = 'chmod Operation not permitted\nchmod-g Operation not permitted\nplain 0o750\ndir 0o2775\n' ]
+	[ -z "$(find "$ws" -perm /6000 -type f)" ]
+}
+
+@test "landlock: a workspace at a git root gains, renames and removes entries; .git holds" {
+	require_cmd git
+	git -C "$ws" init -q
+	ok_ll -- sh -c '
+		set -e
+		touch notes.txt; mkdir build; echo o >build/x.o; mv build out
+		rm -r out; ln -s file flink; ln file fhard; mkfifo fifo
+		echo ok
+		echo evil >.git/hooks/pre-commit 2>/dev/null || echo hook
+		mkdir .git/hooks/x 2>/dev/null || echo hookdir
+		mv .git .g 2>/dev/null || echo git-busy
+		rm .git/config 2>/dev/null || echo config-busy
+		mv file .git/config 2>/dev/null || echo over-config
+		ln -s /etc/passwd .git/hooks/post-checkout 2>/dev/null || echo hooklink'
+	[ "$(kv stdout)" = 'ok\nhook\nhookdir\ngit-busy\nconfig-busy\nover-config\nhooklink\n' ]
+	[ -e "$ws/notes.txt" ] && [ -L "$ws/flink" ] && [ -p "$ws/fifo" ]
+	[ "$(stat -c %h "$ws/file")" = 2 ]
+	[ ! -e "$ws/.git/hooks/pre-commit" ] && [ -f "$ws/.git/config" ]
+	for d in "open $ws/.git/hooks/pre-commit" "mkdir $ws/.git/hooks/x" \
+	    "rename $ws/.git" "unlink $ws/.git/config" \
+	    "rename $ws/.git/config" "symlink $ws/.git/hooks/post-checkout"; do
+		[[ "; $(kv denied); " == *"; $d; "* ]] || { echo "no '$d'" >&2; return 1; }
+	done
+}
+
+@test "landlock: a hard link from outside, a link to outside, an outside descriptor: refused" {
+	before=$(stat -c '%a %Y' "$out/file")
+	ln -s "$out/file" "$ws/to-out"
+	ok_ll -- python3 -c '
+import os, sys
+out = sys.argv[1]
+def tryit(name, f):
+    try:
+        f(); print(name, "DONE")
+    except OSError as e:
+        print(name, os.strerror(e.errno))
+tryit("link", lambda: os.link(out, "hard"))
+tryit("chmod-via-symlink", lambda: os.chmod("to-out", 0o777))
+fd = os.open(out, os.O_RDONLY)
+tryit("fchmod", lambda: os.fchmod(fd, 0o777))
+tryit("futimes", lambda: os.utime(fd, (1, 1)))
+tryit("proc-fd", lambda: os.chmod("/proc/self/fd/%d" % fd, 0o777))
+' "$out/file"
+	[ "$(kv stdout)" = 'link Invalid cross-device link\nchmod-via-symlink Read-only file system\nfchmod Read-only file system\nfutimes Read-only file system\nproc-fd Read-only file system\n' ]
+	[ "$(stat -c '%a %Y' "$out/file")" = "$before" ]
+	[ ! -e "$ws/hard" ]
+}
+
+@test "landlock: O_TMPFILE in the workspace gets a name; in a held folder it does not" {
+	require_cmd git
+	git -C "$ws" init -q
+	ok_ll -- python3 -c '
+import os
+fd = os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o644)
+os.write(fd, b"anon\n")
+os.link("/proc/self/fd/%d" % fd, "named", follow_symlinks=True)
+print(open("named").read().strip())
+try:
+    os.open(".git/hooks", os.O_TMPFILE | os.O_WRONLY, 0o755); print("HOOKS")
+except OSError as e:
+    print("hooks", os.strerror(e.errno))
+'
+	[ "$(kv stdout)" = 'anon\nhooks Read-only file system\n' ]
+	[ "$(cat "$ws/named")" = anon ]
+}
+
+@test "landlock: a racing thread rewriting the path after the call cannot redirect it" {
+	require_cmd gcc
+	# Two threads: one calls chmod(buf, 0777) in a loop; the other flips
+	# buf between a file in the workspace and a file outside. The
+	# supervisor reads the path once: the outside file never changes.
+	cat >"$BATS_TEST_TMPDIR/race.c" <<'EOF'
+#include <pthread.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+static char buf[4096];
+static char a[4096], b[4096];
+static volatile int stop;
+static void *flip(void *x) { (void)x; while (!stop) { strcpy(buf, a); strcpy(buf, b); } return 0; }
+int main(int argc, char **argv) {
+	pthread_t t; int i, hits = 0; time_t end = time(0) + 4;
+	strcpy(a, argv[1]); strcpy(b, argv[2]); strcpy(buf, a);
+	pthread_create(&t, 0, flip, 0);
+	for (i = 0; time(0) < end; i++) if (chmod(buf, 0777) == 0) hits++;
+	stop = 1; pthread_join(t, 0);
+	return hits > 0 ? 0 : 1;
+}
+EOF
+	gcc -O2 -pthread -o "$out/race" "$BATS_TEST_TMPDIR/race.c"
+	chmod 644 "$out/file"
+	echo x >"$ws/inside"
+	ok_ll -- "$out/race" "$ws/inside" "$out/file"
+	[ "$(stat -c %a "$out/file")" = 644 ]
+	[ "$(stat -c %a "$ws/inside")" = 777 ]
+}
+
+@test "landlock: a symbolic link swapped in after the check cannot redirect chmod" {
+	require_cmd python3
+	# Outside the sandbox, a loop swaps ws/victim between a plain file and
+	# a link to the outside file; inside, chmod 777 ws/victim in a loop.
+	chmod 644 "$out/file"
+	echo x >"$ws/plain"
+	ln -s "$out/file" "$ws/link"
+	bg python3 -c '
+import os, sys, time
+ws = sys.argv[1]
+end = time.time() + 6
+while time.time() < end:
+    try:
+        os.rename(ws + "/plain", ws + "/victim"); os.rename(ws + "/victim", ws + "/plain")
+        os.rename(ws + "/link", ws + "/victim"); os.rename(ws + "/victim", ws + "/link")
+    except OSError:
+        pass
+' "$ws"
+	ok_ll -- sh -c 'i=0; while [ $i -lt 3000 ]; do chmod 777 victim 2>/dev/null; i=$((i+1)); done; echo done'
+	[ "$(kv stdout)" = 'done\n' ]
+	[ "$(stat -c %a "$out/file")" = 644 ]
+}
+
+@test "landlock: the real-work set in a git workspace, with protection on" {
+	require_cmd gcc
+	require_cmd git
+	require_cmd npm
+	cd "$ws"
+	git init -q
+	mkdir .tmp pkg
+	printf 'int main(void){return 42;}\n' >m.c
+	printf '{"name":"demo-bin","version":"1.0.0","bin":{"demo":"cli.js"}}\n' >pkg/package.json
+	printf '#!/bin/sh\necho demo ok\n' >pkg/cli.js
+	(cd pkg && npm pack --silent >/dev/null 2>&1)
+	printf '{"name":"app","version":"1.0.0"}\n' >package.json
+	python3 - <<'EOF'
+import zipfile
+with zipfile.ZipFile("tiny-1.0-py3-none-any.whl", "w") as z:
+    z.writestr("tiny.py", "X = 1\n")
+    z.writestr("tiny-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: tiny\nVersion: 1.0\n")
+    z.writestr("tiny-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+    z.writestr("tiny-1.0.dist-info/RECORD", "")
+EOF
+	tar czf src.tgz m.c
+	ok_ll -e TMPDIR="$ws/.tmp" -e HOME="$ws" -- sh -c '
+		set -e
+		gcc m.c -o m; ./m || [ $? = 42 ]; echo c-build
+		git add m.c; git -c user.email=a@b -c user.name=n commit -qm one
+		git checkout -q -b topic; echo git
+		npm install --offline --no-audit --no-fund ./pkg/demo-bin-1.0.0.tgz >/dev/null 2>&1
+		./node_modules/.bin/demo
+		python3 -m venv .venv
+		.venv/bin/python -m pip install -q --no-index ./tiny-1.0-py3-none-any.whl
+		.venv/bin/python -c "import tiny; print(\"venv\", tiny.X)"
+		mkdir unpack; cd unpack; tar xzf ../src.tgz --no-same-owner; cd ..; echo tar'
+	[ "$(kv stdout)" = 'c-build\ngit\ndemo ok\nvenv 1\ntar\n' ]
+	# The same files as on the host: an executable binary, a bin script.
+	[ "$(stat -c %a m)" = 755 ]
+	[ "$(git log --oneline | wc -l)" = 1 ] && [ "$(git branch --show-current)" = topic ]
+	[ "$(stat -c %a node_modules/demo-bin/cli.js)" = 755 ]
+	[ -x .venv/bin/python3 ]
+}
+
 @test "landlock: --deny-read hides a file and a folder; the rest stays readable" {
 	echo secret >"$ws/secret"
 	mkdir "$ws/private"
