@@ -604,6 +604,7 @@ landlock_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	l->confine = confine;
 	l->take_fd = take_listener;
 	l->status_fd = p->status_fd = 3;
+	l->flags = L_KEEPER;
 	return 0;
 }
 

@@ -78,7 +78,8 @@ struct status_msg {
 
 static const char *const step_names[NSTEPS] = {
 	"chdir", "descriptors", "reopen", "device remount",
-	"capability drop", "seccomp", "landlock", "proxy bridge", "shim"
+	"capability drop", "seccomp", "landlock", "proxy bridge", "shim",
+	"keeper"
 };
 
 static void
@@ -271,28 +272,18 @@ child_fail(int fd, int kind, int step, int err)
 }
 
 /*
- * The child, after fork(): only async-signal-safe work. Every wanted fd is
- * first moved above the numbered range so that dup2() onto the launch's
- * numbers cannot clobber a source that happens to sit there.
+ * The command's own process, after fork(): only async-signal-safe work.
+ * Every wanted fd is first moved above the numbered range so that dup2()
+ * onto the launch's numbers cannot clobber a source that happens to sit
+ * there.
  */
 static void
-child(const struct run *r, pid_t parent, int outw, int errw, int statusw,
-    int *src)
+command(const struct run *r, int outw, int errw, int statusw, int *src)
 {
 	const struct launch *l = r->l;
 	size_t i;
 	int hi;
 
-	proc_signals_default();
-	setsid();
-#ifdef __linux__
-	/* Should sbx itself be killed, the command does not run on alone. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (getppid() != parent)
-		_exit(EXIT_SBX);
-#else
-	(void)parent;
-#endif
 	if (outw >= 0 && (dup2(outw, 1) < 0 || dup2(errw, 2) < 0))
 		child_fail(statusw, ST_SETUP, STEP_FDS, errno);
 	if ((hi = fcntl(statusw, F_DUPFD_CLOEXEC, 64)) < 0)
@@ -320,6 +311,123 @@ child(const struct run *r, pid_t parent, int outw, int errw, int statusw,
 		child_fail(statusw, ST_SETUP, (int)i, errno);
 	exec_command(l->argv.v, l->envp.v);
 	child_fail(statusw, ST_EXEC, 0, errno);
+}
+
+#ifdef __linux__
+static volatile sig_atomic_t sbx_gone;
+
+static void
+on_sbx_gone(int sig)
+{
+	(void)sig;
+	sbx_gone = 1;
+}
+
+static int kill_tree(int, pid_t);
+
+/* Every descendant, SIGKILLed until none is left; then the keeper ends. */
+static void
+keeper_sweep(void)
+{
+	int i;
+
+	for (i = 0; i < 1000 && kill_tree(SIGKILL, 0) > 0; i++)
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+	_exit(EXIT_SBX);
+}
+
+/*
+ * The keeper: with no pid namespace to end the tree when sbx dies, a
+ * process of sbx's own stands between sbx and the command. It is the
+ * subreaper of the command's tree, so every descendant, also one that
+ * called setsid() or forked twice, stays below it; it gets a signal when
+ * sbx dies, even by SIGKILL, and then kills exactly its descendants. It
+ * reports the command's start and its exact wait status, as the shim does
+ * inside bwrap, reaps the rest, and ends when no descendant is left. The
+ * command cannot signal it: Landlock scopes signals to the sandbox.
+ */
+static void
+keeper(const struct run *r, pid_t parent, int outw, int errw, int statusw,
+    int *src)
+{
+	struct sigaction sa;
+	int ex[2], st, nul;
+	pid_t cmd, w;
+	char c;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sbx_gone;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR2, &sa, NULL);
+	prctl(PR_SET_PDEATHSIG, SIGUSR2, 0, 0, 0);
+	if (getppid() != parent)
+		_exit(EXIT_SBX);
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	/* The group's SIGTERM is the command's; sbx's SIGKILL ends this. */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	if (pipe2(ex, O_CLOEXEC) < 0 || (cmd = fork()) < 0)
+		child_fail(statusw, ST_SETUP, STEP_KEEPER, errno);
+	if (cmd == 0) {
+		proc_signals_default();
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		close(ex[0]);
+		command(r, outw, errw, statusw, src);
+	}
+	/* None of sbx's descriptors: the status socket and the exec pipe. */
+	if ((nul = open("/dev/null", O_RDWR)) >= 0) {
+		dup2(nul, 0);
+		dup2(nul, 1);
+		dup2(nul, 2);
+	}
+	close(ex[1]);
+	if ((statusw = fcntl(statusw, F_DUPFD_CLOEXEC, 64)) < 0 ||
+	    (ex[0] = fcntl(ex[0], F_DUPFD_CLOEXEC, 64)) < 0 ||
+	    dup2(statusw, 3) < 0 || dup2(ex[0], 4) < 0)
+		_exit(EXIT_SBX);
+	close_from(5);
+	statusw = 3;
+	/* EOF at the command's exec (or its end): it started. */
+	while (read(4, &c, 1) < 0 && errno == EINTR && !sbx_gone)
+		;
+	close(4);
+	proc_status(statusw, ST_STARTED, 0, 0, 0);
+	for (;;) {
+		if (sbx_gone)
+			keeper_sweep();
+		w = waitpid(-1, &st, 0);
+		if (w == cmd)
+			proc_status(statusw, ST_WAIT, 0, 0, st);
+		else if (w < 0 && errno == ECHILD)
+			_exit(0);
+	}
+}
+#endif
+
+/*
+ * sbx's child: a new session (its own process group, no controlling
+ * terminal), a signal should sbx die, then the keeper or the command.
+ */
+static void
+child(const struct run *r, pid_t parent, int outw, int errw, int statusw,
+    int *src)
+{
+	proc_signals_default();
+	setsid();
+#ifdef __linux__
+	if (r->l->flags & L_KEEPER)
+		keeper(r, parent, outw, errw, statusw, src);
+	/* Should sbx itself be killed, the command does not run on alone. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != parent)
+		_exit(EXIT_SBX);
+#else
+	(void)parent;
+#endif
+	command(r, outw, errw, statusw, src);
 }
 
 static int

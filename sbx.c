@@ -562,6 +562,7 @@ host_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	for (p = pl->env->v; p && *p; p++)
 		strv_push(&l->envp, *p);
 	l->status_fd = 3;
+	l->flags = L_KEEPER;
 	return 0;
 }
 

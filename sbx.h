@@ -182,6 +182,8 @@ struct launch {
 				   inside reports the start and the status */
 #define L_PIDNS		0x2	/* own pid namespace: it ends with its leader */
 #define L_SPARE_LEADER	0x4	/* SIGTERM the leader's descendants, not it */
+#define L_KEEPER	0x8	/* no pid namespace: a keeper process of sbx's
+				   ends the tree should sbx die (proc.c) */
 
 /* Why the sandbox did not start, as the child or the shim reported it. */
 struct start_fail {
@@ -382,7 +384,8 @@ enum status_kind {
 };
 enum setup_step {
 	STEP_CHDIR, STEP_FDS, STEP_REOPEN, STEP_DEVICES, STEP_CAPS,
-	STEP_SECCOMP, STEP_LANDLOCK, STEP_BRIDGE, STEP_SHIM, NSTEPS
+	STEP_SECCOMP, STEP_LANDLOCK, STEP_BRIDGE, STEP_SHIM, STEP_KEEPER,
+	NSTEPS
 };
 void	 proc_status(int, int, int, int, int);
 void	 proc_signals_default(void);

@@ -189,6 +189,35 @@ alive() {
 	! alive "$tag"
 }
 
+@test "contract: SIGKILL to sbx leaves nothing running, setsid and double-fork included" {
+	# An unrelated process of the same user: it must survive.
+	( exec -a "other$tag" sleep 300 </dev/null >/dev/null 2>&1 3>&- & echo $! >other.pid )
+	cat >"$ws/tree.sh" <<EOF
+setsid sh -c "$(esc e1) & ( $(esc e2) & ) ; sleep 300" &
+( $(esc e3) & )
+echo up >up
+wait
+EOF
+	# shellcheck disable=SC2086
+	"$SBX" $SBX_EXEC -C "$ws" --passthrough -- sh tree.sh >/dev/null 2>&1 3>&- &
+	pid=$!
+	for _ in $(seq 100); do
+		[ -e "$ws/up" ] && [ -e "$ws/e1" ] && [ -e "$ws/e2" ] &&
+		    [ -e "$ws/e3" ] && break
+		sleep 0.05
+	done
+	[ -e "$ws/e1" ] && [ -e "$ws/e2" ] && [ -e "$ws/e3" ]
+	[ "$(pgrep -fc "^$tag")" -ge 3 ]
+	kill -KILL "$pid"
+	wait "$pid" || true
+	# Within the kill grace (2 s by default), the whole tree is gone.
+	for _ in $(seq 20); do alive "^$tag" || break; sleep 0.1; done
+	# (bats: a "!" line that is not the last one fails nothing.)
+	if alive "^$tag"; then pgrep -fa "^$tag" >&2; return 1; fi
+	kill -0 "$(cat other.pid)"
+	kill -KILL "$(cat other.pid)"
+}
+
 @test "contract: SIGINT and SIGHUP to sbx abort with 128+N" {
 	for sig in INT HUP; do
 		# shellcheck disable=SC2086
