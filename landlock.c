@@ -80,6 +80,7 @@ struct ll_plan {
 	size_t		 bpflen;
 	int		 status_fd;	/* the child's, for the listener */
 	struct sup	*sup;		/* the supervisor (notify.c) */
+	int		 proxy;		/* --allow-host */
 	struct strv	 holes;		/* writable folders holding exceptions */
 	int		 abi;
 	uint64_t	 fs;		/* handled_access_fs */
@@ -450,16 +451,6 @@ seccomp_check(struct sbx_err *e)
 #endif
 }
 
-static int
-policy_check(const struct sbx_opts *o, struct sbx_err *e)
-{
-	/* The proxy's port would be open to any address: not exact. */
-	if (o->net == NET_PROXY)
-		return sbx_errf(e, ERR_POLICY, "landlock: --allow-host needs "
-		    "the bwrap backend (--backend bwrap)");
-	return 0;
-}
-
 int
 landlock_probe(const struct sbx_opts *o, int full, char *info,
     size_t infolen, struct sbx_err *e)
@@ -467,8 +458,7 @@ landlock_probe(const struct sbx_opts *o, int full, char *info,
 	int abi;
 
 	(void)full;
-	if ((abi = abi_check(e)) < 0 || seccomp_check(e) < 0 ||
-	    policy_check(o, e) < 0)
+	if ((abi = abi_check(e)) < 0 || seccomp_check(e) < 0)
 		return -1;
 	snprintf(info, infolen, "abi=%d files=yes truncate=yes "
 	    "device_ioctl=yes signals=scoped abstract_unix=scoped "
@@ -524,13 +514,20 @@ describe(const struct ll_plan *p, struct strv *dry)
 		    "made in it", q);
 		free(q);
 	}
+	if (p->net)
+		strv_pushf(dry, "# supervisor: connect, bind and send only to "
+		    "loopback ports the sandbox binds%s", p->proxy ?
+		    ", and to sbx's proxy at 127.0.0.1:3128" : "");
 }
 
 static int confine(void *);
 
-/* The supervisor's view: the policy, and the folders Landlock grants. */
+/*
+ * The supervisor's view: the policy, the folders Landlock grants, and
+ * where the network may go (the proxy's own port, with --allow-host).
+ */
 static struct sup *
-supervisor(const struct ll_plan *p, const struct policy *pol)
+supervisor(const struct ll_plan *p, const struct plan *pl)
 {
 	const char **granted = xcalloc(p->n + 1, sizeof(char *));
 	struct sup *s;
@@ -539,7 +536,7 @@ supervisor(const struct ll_plan *p, const struct policy *pol)
 	for (i = 0; i < p->n; i++)
 		if (p->r[i].access & FS_MAKE_REG)
 			granted[n++] = p->r[i].path;
-	s = notify_new(pol, granted, n);
+	s = notify_new(pl->pol, granted, n, pl->o->net, pl->proxy_port);
 	free(granted);
 	return s;
 }
@@ -573,8 +570,6 @@ landlock_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	char **c, *d;
 	int abi, flavour;
 
-	if (policy_check(o, e) < 0)
-		return -1;
 	/* --dry-run plans for the floor abi, so it works anywhere. */
 	if (o->dry_run)
 		abi = ABI_MIN;
@@ -586,13 +581,15 @@ landlock_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	p->fs = fs_for_abi(abi);
 	p->net = o->net == NET_ALL ? 0 : NET_BIND_TCP | NET_CONNECT_TCP;
 	p->scoped = SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL;
+	p->proxy = o->net == NET_PROXY;
 	if (plan_rules(p, pl->pol, e) < 0)
 		return -1;
 	flavour = SECCOMP_FOR_LANDLOCK | SECCOMP_NOTIFY_META |
-	    (p->holes.n ? SECCOMP_NOTIFY_ENTRIES : 0);
+	    (p->holes.n ? SECCOMP_NOTIFY_ENTRIES : 0) |
+	    (o->net != NET_ALL ? SECCOMP_NOTIFY_NET : 0);
 	if (seccomp_build(o, flavour, &p->bpf, &p->bpflen, e) < 0)
 		return -1;
-	p->sup = supervisor(p, pl->pol);
+	p->sup = supervisor(p, pl);
 	describe(p, &l->dry);
 	d = seccomp_describe(o, flavour);
 	strv_pushf(&l->dry, "# %s", d);
@@ -714,7 +711,8 @@ confine(void *priv)
 	/* The filter's listener goes to sbx, whose supervisor answers it. */
 	if ((rfd = seccomp_install(p->bpf, p->bpflen, 1)) < 0)
 		return STEP_SECCOMP;
-	proc_status(p->status_fd, ST_FD, 0, 0, rfd);
+	if (proc_give_fd(p->status_fd, rfd) < 0)
+		return STEP_SECCOMP;
 	close(rfd);
 	return 0;
 fail:

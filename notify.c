@@ -41,8 +41,11 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/xattr.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #ifdef __linux__
 #include <sched.h>
 #include <sys/syscall.h>
@@ -102,12 +105,14 @@ struct saddfd {
 enum op {
 	OP_OPEN, OP_MKDIR, OP_MKNOD, OP_UNLINK, OP_RMDIR, OP_RENAME, OP_LINK,
 	OP_SYMLINK, OP_TRUNCATE, OP_CHMOD, OP_UTIMES, OP_SETXATTR,
-	OP_REMOVEXATTR, NOPS
+	OP_REMOVEXATTR, OP_CONNECT, OP_BIND, OP_LISTEN, OP_SENDTO, OP_SENDMSG,
+	OP_SENDMMSG, NOPS
 };
 
 static const char *const op_names[NOPS] = {
 	"open", "mkdir", "mknod", "unlink", "rmdir", "rename", "link",
-	"symlink", "truncate", "chmod", "utimes", "setxattr", "removexattr"
+	"symlink", "truncate", "chmod", "utimes", "setxattr", "removexattr",
+	"connect", "bind", "listen", "sendto", "sendmsg", "sendmmsg"
 };
 
 /*
@@ -163,6 +168,12 @@ static const struct sysc calls[] = {
 	{ 197, OP_REMOVEXATTR, -1, 0, -1, -1, -1, -1, -1, SH_PLAIN, 0, 0 },
 	{ 198, OP_REMOVEXATTR, -1, 0, -1, -1, -1, -1, -1, SH_PLAIN, 1, 0 },
 	{ 199, OP_REMOVEXATTR, -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
+	{ 42,  OP_CONNECT,  -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
+	{ 49,  OP_BIND,     -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
+	{ 50,  OP_LISTEN,   -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
+	{ 44,  OP_SENDTO,   -1, -1, -1, -1, 3, -1, 0, SH_PLAIN, 0, 0 },
+	{ 46,  OP_SENDMSG,  -1, -1, -1, -1, 2, -1, 0, SH_PLAIN, 0, 0 },
+	{ 307, OP_SENDMMSG, -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
 };
 #elif defined(__aarch64__)
 static const struct sysc calls[] = {
@@ -186,6 +197,12 @@ static const struct sysc calls[] = {
 	{ 14,  OP_REMOVEXATTR, -1, 0, -1, -1, -1, -1, -1, SH_PLAIN, 0, 0 },
 	{ 15,  OP_REMOVEXATTR, -1, 0, -1, -1, -1, -1, -1, SH_PLAIN, 1, 0 },
 	{ 16,  OP_REMOVEXATTR, -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
+	{ 203, OP_CONNECT,  -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
+	{ 200, OP_BIND,     -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
+	{ 201, OP_LISTEN,   -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
+	{ 206, OP_SENDTO,   -1, -1, -1, -1, 3, -1, 0, SH_PLAIN, 0, 0 },
+	{ 211, OP_SENDMSG,  -1, -1, -1, -1, 2, -1, 0, SH_PLAIN, 0, 0 },
+	{ 269, OP_SENDMMSG, -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
 };
 #else
 static const struct sysc calls[] = { { -1, OP_OPEN, -1, -1, -1, -1, -1, -1,
@@ -199,9 +216,21 @@ struct inode {
 	ino_t	ino;
 };
 
+/* A port on loopback that a socket of the sandbox bound. */
+struct bound {
+	int		 port;
+	int		 type;		/* SOCK_STREAM, SOCK_DGRAM */
+	ino_t		 ino;		/* the socket's: still the same one? */
+};
+
 struct sup {
 	struct rule	*r;		/* the policy's rules, in order */
 	size_t		 n;
+	int		 net;		/* judged here: NET_NONE or NET_PROXY */
+	int		 proxy_port;	/* the proxy's own, on 127.0.0.1 */
+	struct bound	*bound;		/* the sandbox's loopback ports */
+	size_t		 nbound;
+	size_t		 capbound;
 	struct inode	*granted;	/* folders Landlock lets write below */
 	size_t		 ngranted;
 	int		 keep_caps;	/* the command's capabilities (root) */
@@ -1172,6 +1201,445 @@ out:
 		close(pfd);
 }
 
+/* ---- the network: connect, bind, send ---- */
+
+#define NR_pidfd_open	434
+#define NR_pidfd_getfd	438
+#define PIDFD_THREAD_	O_EXCL
+#ifndef MSG_FASTOPEN
+#define MSG_FASTOPEN	0x20000000
+#endif
+#define MAX_BOUND	1024
+#define MAX_DGRAM	65536
+
+/* The target's socket fd, as a descriptor of sbx's own. */
+static int
+take_socket(const struct req *q, int fd)
+{
+	int pidfd, sfd;
+
+	pidfd = (int)syscall(NR_pidfd_open, q->n.pid, PIDFD_THREAD_);
+	if (pidfd < 0)
+		return -1;
+	sfd = (int)syscall(NR_pidfd_getfd, pidfd, fd, 0);
+	close(pidfd);
+	return sfd;
+}
+
+static int
+sock_opt(int fd, int level, int name)
+{
+	int v = -1;
+	socklen_t len = sizeof(v);
+
+	return getsockopt(fd, level, name, &v, &len) < 0 ? -1 : v;
+}
+
+/* 127.0.0.0/8, ::1, ::ffff:127.0.0.0/104; 0 for anything else. */
+static int
+loopback(const struct sockaddr_storage *a)
+{
+	const struct sockaddr_in *v4 = (const void *)a;
+	const struct sockaddr_in6 *v6 = (const void *)a;
+	static const unsigned char one[16] = { [15] = 1 };
+	static const unsigned char mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (a->ss_family == AF_INET)
+		return (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+	if (a->ss_family != AF_INET6)
+		return 0;
+	return memcmp(&v6->sin6_addr, one, 16) == 0 ||
+	    (memcmp(&v6->sin6_addr, mapped, 12) == 0 &&
+	    v6->sin6_addr.s6_addr[12] == 127);
+}
+
+/* The wildcard address: 0.0.0.0 or ::. */
+static int
+wildcard(const struct sockaddr_storage *a)
+{
+	const struct sockaddr_in *v4 = (const void *)a;
+	const struct sockaddr_in6 *v6 = (const void *)a;
+	static const unsigned char zero[16];
+
+	if (a->ss_family == AF_INET)
+		return v4->sin_addr.s_addr == htonl(INADDR_ANY);
+	return memcmp(&v6->sin6_addr, zero, 16) == 0;
+}
+
+static int
+port_of(const struct sockaddr_storage *a)
+{
+	return ntohs(a->ss_family == AF_INET ?
+	    ((const struct sockaddr_in *)a)->sin_port :
+	    ((const struct sockaddr_in6 *)a)->sin6_port);
+}
+
+static void
+set_port(struct sockaddr_storage *a, int port)
+{
+	if (a->ss_family == AF_INET)
+		((struct sockaddr_in *)a)->sin_port = htons((uint16_t)port);
+	else
+		((struct sockaddr_in6 *)a)->sin6_port = htons((uint16_t)port);
+}
+
+/* An address for messages: 1.2.3.4:443, [::1]:80. */
+static const char *
+addr_text(const struct sockaddr_storage *a)
+{
+	static char out[80];
+	char ip[INET6_ADDRSTRLEN];
+
+	if (a->ss_family == AF_INET) {
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)a)->sin_addr,
+		    ip, sizeof(ip));
+		snprintf(out, sizeof(out), "%s:%d", ip, port_of(a));
+	} else {
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)a)->sin6_addr,
+		    ip, sizeof(ip));
+		snprintf(out, sizeof(out), "[%s]:%d", ip, port_of(a));
+	}
+	return out;
+}
+
+/* The sockaddr the call names, copied once; 0, or -1 with errno. */
+static int
+read_addr(const struct req *q, uint64_t addr, uint64_t len,
+    struct sockaddr_storage *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (addr == 0 || len < sizeof(sa_family_t))
+		return errno = EINVAL, -1;
+	if (len > sizeof(*a))
+		len = sizeof(*a);
+	if (read_mem(q->n.pid, addr, a, (size_t)len) < 0)
+		return -1;
+	if ((a->ss_family == AF_INET && len < sizeof(struct sockaddr_in)) ||
+	    (a->ss_family == AF_INET6 && len < sizeof(struct sockaddr_in6)))
+		return errno = EINVAL, -1;
+	return 0;
+}
+
+/*
+ * A port the sandbox bound on loopback, of this type, still held by the
+ * socket that bound it: its inode is on /proc/net's list for the port.
+ * A port the sandbox let go may be another program's by now.
+ */
+static int
+still_bound(const struct bound *b)
+{
+	static const char *const files[2][2] = {
+		{ "/proc/net/tcp", "/proc/net/tcp6" },
+		{ "/proc/net/udp", "/proc/net/udp6" }
+	};
+	char line[512];
+	unsigned port;
+	unsigned long ino;
+	FILE *f;
+	int i, found = 0;
+
+	for (i = 0; i < 2 && !found; i++) {
+		if ((f = fopen(files[b->type == SOCK_DGRAM][i], "re")) == NULL)
+			continue;
+		while (!found && fgets(line, sizeof(line), f) != NULL)
+			if (sscanf(line, " %*d: %*[0-9A-Fa-f]:%x %*s %*s %*s "
+			    "%*s %*s %*s %*s %lu", &port, &ino) == 2 &&
+			    (int)port == b->port && (ino_t)ino == b->ino)
+				found = 1;
+		fclose(f);
+	}
+	return found;
+}
+
+static const struct bound *
+own_port(const struct sup *s, int port, int type)
+{
+	size_t i;
+
+	for (i = s->nbound; i-- > 0; )
+		if (s->bound[i].port == port && s->bound[i].type == type &&
+		    still_bound(&s->bound[i]))
+			return &s->bound[i];
+	return NULL;
+}
+
+static void
+note_bound(struct sup *s, int sfd, int type)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+	struct stat st;
+
+	if (getsockname(sfd, (struct sockaddr *)&a, &len) < 0 ||
+	    fstat(sfd, &st) < 0 || s->nbound == MAX_BOUND)
+		return;
+	if (s->nbound == s->capbound) {
+		s->capbound = s->capbound ? 2 * s->capbound : 16;
+		s->bound = xrealloc(s->bound, s->capbound * sizeof(*s->bound));
+	}
+	s->bound[s->nbound].port = port_of(&a);
+	s->bound[s->nbound].type = type;
+	s->bound[s->nbound++].ino = st.st_ino;
+}
+
+/*
+ * Where a connection or a datagram may go: sbx's proxy (the address the
+ * proxy variables name, 127.0.0.1:BRIDGE_PORT, is redirected to where it
+ * really listens), or a loopback port the sandbox itself holds. *a is
+ * made the address to use; else the errno bwrap's network namespace
+ * would give (no route, or nobody listening on its private loopback).
+ */
+static int
+destination(const struct sup *s, struct sockaddr_storage *a, int type)
+{
+	if (a->ss_family != AF_INET && a->ss_family != AF_INET6)
+		return EAFNOSUPPORT;
+	if (!loopback(a))
+		return ENETUNREACH;
+	if (s->net == NET_PROXY && type == SOCK_STREAM &&
+	    port_of(a) == BRIDGE_PORT) {
+		if (a->ss_family == AF_INET6) {
+			/* The proxy listens on IPv4: ::ffff:127.0.0.1. */
+			struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)a;
+
+			memset(&v6->sin6_addr, 0, 16);
+			v6->sin6_addr.s6_addr[10] = v6->sin6_addr.s6_addr[11] =
+			    0xff;
+			v6->sin6_addr.s6_addr[12] = 127;
+			v6->sin6_addr.s6_addr[15] = 1;
+		}
+		set_port(a, s->proxy_port);
+		return 0;
+	}
+	return own_port(s, port_of(a), type) ? 0 : ECONNREFUSED;
+}
+
+/*
+ * bind(2): on loopback only, where the port is the sandbox's; the
+ * wildcard address becomes loopback (an IPv6 socket that takes IPv4 too
+ * gets ::ffff:127.0.0.1), since a port open on every address would take
+ * connections from the network.
+ */
+static int
+loopback_bind(struct sup *s, int sfd, struct sockaddr_storage *a, int type)
+{
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)a;
+	socklen_t len;
+
+	if (wildcard(a)) {
+		if (a->ss_family == AF_INET)
+			((struct sockaddr_in *)a)->sin_addr.s_addr =
+			    htonl(INADDR_LOOPBACK);
+		else {
+			memset(&v6->sin6_addr, 0, 16);
+			if (sock_opt(sfd, IPPROTO_IPV6, IPV6_V6ONLY) == 1)
+				v6->sin6_addr.s6_addr[15] = 1;
+			else {
+				v6->sin6_addr.s6_addr[10] = 0xff;
+				v6->sin6_addr.s6_addr[11] = 0xff;
+				v6->sin6_addr.s6_addr[12] = 127;
+				v6->sin6_addr.s6_addr[15] = 1;
+			}
+		}
+	} else if (!loopback(a))
+		return errno = EADDRNOTAVAIL, -1;
+	len = a->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+	    sizeof(struct sockaddr_in6);
+	if (bind(sfd, (struct sockaddr *)a, len) < 0)
+		return -1;
+	note_bound(s, sfd, type);
+	return 0;
+}
+
+static socklen_t
+addr_len(const struct sockaddr_storage *a)
+{
+	return a->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+	    sizeof(struct sockaddr_in6);
+}
+
+/* A stream that is connected already: where it sends is settled. */
+static int
+connected(int sfd)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+
+	return getpeername(sfd, (struct sockaddr *)&a, &len) == 0;
+}
+
+/*
+ * sendto(2), sendmsg(2) to an address: judged, then sent by sbx from a
+ * copy of the data, so that no address written after the check is used.
+ */
+static void
+net_send(struct sup *s, const struct req *q, int sfd, int type)
+{
+	const uint64_t *a = q->n.data.args;
+	struct sockaddr_storage to;
+	struct msghdr mh;
+	struct iovec iov;
+	unsigned char *buf = NULL;
+	ssize_t r;
+	int err;
+
+	/* A connected stream (no fast open) goes where it was judged. */
+	if (type == SOCK_STREAM && connected(sfd) && !(q->flags & MSG_FASTOPEN)) {
+		go_on(s, q);
+		return;
+	}
+	memset(&mh, 0, sizeof(mh));
+	if (q->c->op == OP_SENDMSG) {
+		struct { uint64_t name; uint32_t namelen, pad; uint64_t iov,
+		    iovlen, control, controllen; int32_t flags; } m;
+		struct { uint64_t base, len; } v;
+
+		if (read_mem(q->n.pid, a[1], &m, sizeof(m)) < 0) {
+			answer(s, q, 0, EFAULT);
+			return;
+		}
+		/* One buffer is what datagram senders pass; more is refused
+		 * rather than half sent. */
+		if (m.iovlen > 1 || m.controllen > 0) {
+			refuse(s, q, "(several buffers or control data)",
+			    EOPNOTSUPP);
+			return;
+		}
+		if (m.iovlen == 1 && read_mem(q->n.pid, m.iov, &v,
+		    sizeof(v)) < 0) {
+			answer(s, q, 0, EFAULT);
+			return;
+		}
+		iov.iov_len = m.iovlen ? (size_t)v.len : 0;
+		iov.iov_base = NULL;
+		if (m.name == 0) {
+			answer(s, q, 0, type == SOCK_STREAM ? ENOTCONN :
+			    EDESTADDRREQ);
+			return;
+		}
+		if (read_addr(q, m.name, m.namelen, &to) < 0) {
+			answer(s, q, 0, errno);
+			return;
+		}
+		if (iov.iov_len > MAX_DGRAM) {
+			answer(s, q, 0, EMSGSIZE);
+			return;
+		}
+		if (iov.iov_len > 0) {
+			buf = xmalloc(iov.iov_len);
+			if (read_mem(q->n.pid, v.base, buf, iov.iov_len) < 0) {
+				free(buf);
+				answer(s, q, 0, EFAULT);
+				return;
+			}
+		}
+	} else {
+		if (read_addr(q, a[4], a[5], &to) < 0) {
+			answer(s, q, 0, errno);
+			return;
+		}
+		if (a[2] > MAX_DGRAM) {
+			answer(s, q, 0, EMSGSIZE);
+			return;
+		}
+		iov.iov_len = (size_t)a[2];
+		buf = xmalloc(iov.iov_len + 1);
+		if (iov.iov_len > 0 && read_mem(q->n.pid, a[1], buf,
+		    iov.iov_len) < 0) {
+			free(buf);
+			answer(s, q, 0, EFAULT);
+			return;
+		}
+	}
+	if ((err = destination(s, &to, type)) != 0) {
+		free(buf);
+		refuse(s, q, addr_text(&to), err);
+		return;
+	}
+	iov.iov_base = buf;
+	mh.msg_name = &to;
+	mh.msg_namelen = addr_len(&to);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	r = sendmsg(sfd, &mh, (q->flags & ~MSG_FASTOPEN) | MSG_DONTWAIT |
+	    MSG_NOSIGNAL);
+	free(buf);
+	answer(s, q, r < 0 ? 0 : r, r < 0 ? errno : 0);
+}
+
+/* connect, bind, listen, sendto, sendmsg on an IPv4 or IPv6 socket. */
+static void
+net_call(struct sup *s, struct req *q)
+{
+	const uint64_t *a = q->n.data.args;
+	struct sockaddr_storage to;
+	int sfd, dom, type, err, r;
+	socklen_t len;
+
+	if ((sfd = take_socket(q, (int)a[0])) < 0) {
+		answer(s, q, 0, errno == EBADF ? EBADF : ENOTSOCK);
+		return;
+	}
+	dom = sock_opt(sfd, SOL_SOCKET, SO_DOMAIN);
+	type = sock_opt(sfd, SOL_SOCKET, SO_TYPE);
+	if (dom != AF_INET && dom != AF_INET6) {
+		/* Netlink, Unix: the socket's own family judges (they are
+		 * let through only where the filter allows them at all). */
+		go_on(s, q);
+		goto out;
+	}
+	if (q->c->op == OP_SENDMMSG) {
+		answer(s, q, 0, ENOSYS);	/* libcs fall back to sendmsg */
+		goto out;
+	}
+	if (q->c->op == OP_SENDTO || q->c->op == OP_SENDMSG) {
+		net_send(s, q, sfd, type);
+		goto out;
+	}
+	if (q->c->op == OP_LISTEN) {
+		/* Unbound, listen(2) would bind every address: loopback. */
+		memset(&to, 0, sizeof(to));
+		to.ss_family = (sa_family_t)dom;
+		len = sizeof(to);
+		if (getsockname(sfd, (struct sockaddr *)&to, &len) == 0 &&
+		    port_of(&to) == 0 && loopback_bind(s, sfd, &to, type) < 0)
+			answer(s, q, 0, errno);
+		else
+			go_on(s, q);
+		goto out;
+	}
+	if (read_addr(q, a[1], a[2], &to) < 0) {
+		answer(s, q, 0, errno);
+		goto out;
+	}
+	if (to.ss_family == AF_UNSPEC && q->c->op == OP_CONNECT) {
+		go_on(s, q);	/* a datagram socket let go of its peer */
+		goto out;
+	}
+	if (q->c->op == OP_BIND) {
+		r = loopback_bind(s, sfd, &to, type);
+		if (r < 0 && errno == EADDRNOTAVAIL)
+			refuse(s, q, addr_text(&to), EADDRNOTAVAIL);
+		else
+			answer(s, q, 0, r < 0 ? errno : 0);
+		goto out;
+	}
+	if ((err = destination(s, &to, type)) != 0) {
+		/* A datagram socket's connect sends nothing: a libc probing
+		 * which source address it would get is no refusal to show;
+		 * what it then sends is. */
+		if (type == SOCK_DGRAM)
+			answer(s, q, 0, err);
+		else
+			refuse(s, q, addr_text(&to), err);
+		goto out;
+	}
+	r = connect(sfd, (struct sockaddr *)&to, addr_len(&to));
+	answer(s, q, 0, r < 0 ? errno : 0);
+out:
+	close(sfd);
+}
+
 /* ---- one notification ---- */
 
 static const struct sysc *
@@ -1257,6 +1725,14 @@ handle(struct sup *s, struct req *q)
 	case OP_TRUNCATE:
 		truncate_path(s, q);
 		break;
+	case OP_CONNECT:
+	case OP_BIND:
+	case OP_LISTEN:
+	case OP_SENDTO:
+	case OP_SENDMSG:
+	case OP_SENDMMSG:
+		net_call(s, q);
+		break;
 	case OP_CHMOD:
 	case OP_UTIMES:
 	case OP_SETXATTR:
@@ -1339,7 +1815,8 @@ sup_main(void *arg)
  * Landlock grants let the kernel judge writes below them.
  */
 struct sup *
-notify_new(const struct policy *pol, const char *const *granted, size_t n)
+notify_new(const struct policy *pol, const char *const *granted, size_t n,
+    int net, int proxy_port)
 {
 	struct sup *s = xcalloc(1, sizeof(*s));
 	struct stat st;
@@ -1358,6 +1835,8 @@ notify_new(const struct policy *pol, const char *const *granted, size_t n)
 			s->granted[s->ngranted++].ino = st.st_ino;
 		}
 	s->keep_caps = geteuid() == 0;
+	s->net = net;
+	s->proxy_port = proxy_port;
 	s->listener = s->stop[0] = s->stop[1] = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	return s;
@@ -1424,6 +1903,7 @@ notify_free(struct sup *s)
 		free(s->r[i].path);
 	free(s->r);
 	free(s->granted);
+	free(s->bound);
 	strv_free(&s->denied);
 	pthread_mutex_destroy(&s->lock);
 	free(s);

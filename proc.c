@@ -37,9 +37,7 @@
 #ifndef MSG_NOSIGNAL
 #define MSG_NOSIGNAL	0	/* macOS: sbx ignores SIGPIPE */
 #endif
-#ifndef MSG_CMSG_CLOEXEC
-#define MSG_CMSG_CLOEXEC 0	/* macOS: set by hand below */
-#endif
+
 
 #define DRAIN_MS	2000	/* a background child holding the pipes */
 #define MAX_POLL	1100
@@ -73,7 +71,8 @@ struct status_msg {
 	unsigned char	step;		/* ST_SETUP: enum setup_step */
 	unsigned char	arg;		/* STEP_REOPEN: the descriptor */
 	char		pad;
-	int32_t		val;		/* errno, or a wait status */
+	int32_t		val;		/* errno, a wait status, a descriptor */
+	int32_t		pid;		/* the sender */
 };
 
 static const char *const step_names[NSTEPS] = {
@@ -128,42 +127,43 @@ proc_init(void)
 }
 
 /*
- * Send one status message; async-signal-safe (the child, the shim). With
- * kind ST_FD, val is a descriptor that goes along (SCM_RIGHTS).
+ * Send one status message; async-signal-safe (the child, the shim). It
+ * goes by send(2) with no address, which no filter of sbx's stops: the
+ * Landlock child's filter sends every sendmsg(2) to a supervisor that is
+ * not running yet when the child reports its listener (ST_FD, whose
+ * descriptor sbx then takes with pidfd_getfd(2): proc_take_fd()).
  */
 void
 proc_status(int fd, int kind, int step, int arg, int val)
 {
-	union {
-		struct cmsghdr	h;
-		char		b[CMSG_SPACE(sizeof(int))];
-	} u;
 	struct status_msg m;
-	struct msghdr mh;
-	struct iovec iov;
-	struct cmsghdr *cm;
 
 	memset(&m, 0, sizeof(m));
 	m.kind = (char)kind;
 	m.step = (unsigned char)step;
 	m.arg = (unsigned char)arg;
 	m.val = val;
-	memset(&mh, 0, sizeof(mh));
-	iov.iov_base = &m;
-	iov.iov_len = sizeof(m);
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	if (kind == ST_FD) {
-		memset(&u, 0, sizeof(u));
-		mh.msg_control = u.b;
-		mh.msg_controllen = sizeof(u.b);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &val, sizeof(int));
-	}
-	(void)!sendmsg(fd, &mh, MSG_NOSIGNAL);
+	m.pid = (int32_t)getpid();
+	(void)!send(fd, &m, sizeof(m), MSG_NOSIGNAL);
+}
+
+/*
+ * The child's side of ST_FD: report descriptor fd, then wait until sbx
+ * has taken its copy (its answer is a ST_GO whose value is 0 or an
+ * errno), so that the descriptor is not closed under it.
+ */
+int
+proc_give_fd(int status, int fd)
+{
+	struct status_msg m;
+	ssize_t n;
+
+	proc_status(status, ST_FD, 0, 0, fd);
+	while ((n = recv(status, &m, sizeof(m), 0)) < 0 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof(m) || m.kind != ST_GO)
+		return errno = EPROTO, -1;
+	return m.val ? (errno = m.val, -1) : 0;
 }
 
 /*
@@ -683,35 +683,28 @@ drain(int *fd, struct capture *c)
  * The status socket. Without a shim, its end of exec (EOF with no
  * message) means the command started; with one, the shim says so.
  */
-/* One message, and the descriptor it may carry (else -1). */
-static ssize_t
-recv_status(int fd, struct status_msg *m, int *passed)
-{
-	union {
-		struct cmsghdr	h;
-		char		b[CMSG_SPACE(sizeof(int))];
-	} u;
-	struct msghdr mh;
-	struct iovec iov;
-	struct cmsghdr *cm;
-	ssize_t n;
+#ifdef __linux__
+#define NR_pidfd_open	434
+#define NR_pidfd_getfd	438
+#endif
 
-	*passed = -1;
-	memset(&mh, 0, sizeof(mh));
-	iov.iov_base = m;
-	iov.iov_len = sizeof(*m);
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = u.b;
-	mh.msg_controllen = sizeof(u.b);
-	n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	for (cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm;
-	    cm = CMSG_NXTHDR(&mh, cm))
-		if (cm->cmsg_level == SOL_SOCKET &&
-		    cm->cmsg_type == SCM_RIGHTS &&
-		    cm->cmsg_len >= CMSG_LEN(sizeof(int)))
-			memcpy(passed, CMSG_DATA(cm), sizeof(int));
-	return n;
+/* The descriptor a child reported (ST_FD), copied from it; or -1. */
+static int
+take_reported_fd(const struct status_msg *m)
+{
+	int pidfd, fd = -1;
+
+#ifdef __linux__
+	if ((pidfd = (int)syscall(NR_pidfd_open, m->pid, 0)) >= 0) {
+		fd = (int)syscall(NR_pidfd_getfd, pidfd, m->val, 0);
+		close(pidfd);
+	}
+#else
+	(void)m;
+	(void)pidfd;
+	errno = ENOSYS;
+#endif
+	return fd;
 }
 
 static void
@@ -722,14 +715,14 @@ read_status(struct loop *lp)
 	int fd;
 
 	while (lp->status >= 0) {
-		n = recv_status(lp->status, &m, &fd);
-		if (fd >= 0)
-			set_cloexec(fd);
-		if (fd >= 0 && n == (ssize_t)sizeof(m) && m.kind == ST_FD &&
-		    lp->r->l->take_fd)
-			lp->r->l->take_fd(lp->r->l->priv, fd);
-		else if (fd >= 0)
-			close(fd);
+		n = recv(lp->status, &m, sizeof(m), MSG_DONTWAIT);
+		if (n == (ssize_t)sizeof(m) && m.kind == ST_FD) {
+			fd = lp->r->l->take_fd ? take_reported_fd(&m) : -1;
+			proc_status(lp->status, ST_GO, 0, 0, fd < 0 ? errno : 0);
+			if (fd >= 0)
+				lp->r->l->take_fd(lp->r->l->priv, fd);
+			continue;
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))

@@ -35,7 +35,8 @@ static const struct backend backends[] = {
 	{ "bwrap", "path", bwrap_probe, bwrap_build,
 	    BE_OS | BE_BRIDGE | BE_TRIAL, bwrap_prepare, bwrap_finish,
 	    bwrap_explain, bwrap_release, NULL },
-	{ "landlock", "info", landlock_probe, landlock_build, BE_OS,
+	{ "landlock", "info", landlock_probe, landlock_build,
+	    BE_OS | BE_CAPTURE,
 	    NULL, landlock_finish, NULL, landlock_release, landlock_report },
 	{ "seatbelt", "path", seatbelt_probe, seatbelt_build, BE_OS,
 	    NULL, NULL, NULL, NULL, NULL },
@@ -641,8 +642,9 @@ plan(struct attempt *a, const struct policy *pol, struct sbx_err *e)
 		pl.bridge_fd = proxy_bridge_fd(a->proxy);
 	else if (a->proxy)
 		pl.proxy_port = proxy_port(a->proxy);
-	build_env(!a->proxy ? 0 : bridge ? BRIDGE_PORT :
-	    proxy_port(a->proxy), &a->env);
+	/* The address the command is told; where it leads is the row's. */
+	build_env(!a->proxy ? 0 : a->be->flags & (BE_BRIDGE | BE_CAPTURE) ?
+	    BRIDGE_PORT : proxy_port(a->proxy), &a->env);
 	if ((a->be->flags & BE_OS) && check_inherited(e) < 0)
 		return -1;
 	pl.o = &opts;

@@ -217,6 +217,8 @@ struct backend {
 #define BE_BRIDGE	0x2	/* the proxy reaches it through the bridge */
 #define BE_TRIAL	0x4	/* the launch is its trial: a failed start
 				   moves on to the next row */
+#define BE_CAPTURE	0x8	/* the proxy is reached at 127.0.0.1:BRIDGE_PORT,
+				   redirected to its listener (the supervisor) */
 
 struct exec_result {
 	const char	*executor;	/* the backend's name, or NULL */
@@ -302,6 +304,7 @@ int	 seatbelt_build(const struct plan *, struct launch *,
 #define SECCOMP_FOR_LANDLOCK	2
 #define SECCOMP_NOTIFY_META	4	/* chmod, utimes, xattrs: to notify.c */
 #define SECCOMP_NOTIFY_ENTRIES	8	/* entry calls: to notify.c (holes) */
+#define SECCOMP_NOTIFY_NET	16	/* connect, bind, send: to notify.c */
 int	 seccomp_build(const struct sbx_opts *, int, unsigned char **,
 	    size_t *, struct sbx_err *);
 char	*seccomp_describe(const struct sbx_opts *, int);
@@ -309,7 +312,8 @@ int	 seccomp_install(const unsigned char *, size_t, int);
 
 /* notify.c: the Landlock backend's supervisor (Linux) */
 struct sup;
-struct sup *notify_new(const struct policy *, const char *const *, size_t);
+struct sup *notify_new(const struct policy *, const char *const *, size_t,
+	    int, int);
 void	 notify_start(struct sup *, int);
 void	 notify_stop(struct sup *);
 void	 notify_denied(struct sup *, struct strv *, uint64_t *);
@@ -380,7 +384,8 @@ enum status_kind {
 	ST_EXEC = 'E',		/* the command could not be executed: errno */
 	ST_SETUP = 'L',		/* a setup step failed: step, errno */
 	ST_WAIT = 'W',		/* the command's own wait status */
-	ST_FD = 'F'		/* a descriptor for the launch (take_fd) */
+	ST_FD = 'F'		/* a descriptor for the launch (take_fd); sbx
+				   answers ST_GO when it has its copy */
 };
 enum setup_step {
 	STEP_CHDIR, STEP_FDS, STEP_REOPEN, STEP_DEVICES, STEP_CAPS,
@@ -388,6 +393,7 @@ enum setup_step {
 	NSTEPS
 };
 void	 proc_status(int, int, int, int, int);
+int	 proc_give_fd(int, int);
 void	 proc_signals_default(void);
 
 /* shim.c: sbx's own process inside the bwrap and Seatbelt sandboxes */

@@ -187,6 +187,12 @@ static const int entries[] = {
 	76		/* truncate */
 };
 enum { NR_open = 2, NR_openat = 257 };
+/* Where a socket connects, binds or sends to: judged by the supervisor. */
+static const int net_calls[] = {
+	42, 49, 50,	/* connect, bind, listen */
+	46, 307		/* sendmsg, sendmmsg */
+};
+enum { NR_sendto = 44 };
 /* The scheduling and I/O priority of another process: pid 0 only. */
 static const int self_only[] = {
 	142, 144, 203, 314	/* sched_setparam, _setscheduler,
@@ -255,6 +261,11 @@ static const int entries[] = {
 	45		/* truncate */
 };
 enum { NR_open = -1, NR_openat = 56 };
+static const int net_calls[] = {
+	203, 200, 201,	/* connect, bind, listen */
+	211, 269	/* sendmsg, sendmmsg */
+};
+enum { NR_sendto = 206 };
 static const int self_only[] = {
 	118, 119, 122, 274	/* sched_setparam, _setscheduler,
 				   _setaffinity, _setattr */
@@ -269,7 +280,7 @@ enum { NR_ioprio_set = 30 };
 enum act {
 	A_EPERM, A_ENOSYS, A_NOTIF, H_SOCKET, H_IOCTL, H_NSFLAGS,
 	H_PERSONALITY, H_MKNOD, H_MKNODAT, H_UTIMENSAT, H_SELF,
-	H_SETPRIORITY, H_IOPRIO, H_OPEN, H_OPENAT, N_ACT
+	H_SETPRIORITY, H_IOPRIO, H_OPEN, H_OPENAT, H_SENDTO, N_ACT
 };
 
 struct scrule {
@@ -404,6 +415,25 @@ mknod_check(struct prog *p, int modearg)
  * entry, so reads never reach the supervisor.
  */
 #define OPEN_WRITING	(01 | 02 | 0100 | 01000)
+
+/*
+ * sendto(2) with no address (a connected socket's send) and without
+ * MSG_FASTOPEN (which connects a TCP socket) goes nowhere new: allowed.
+ */
+#define MSG_FASTOPEN_	0x20000000U
+
+static void
+sendto_check(struct prog *p)
+{
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(3));
+	emit(p, BPF_JSET_K, 5, 0, MSG_FASTOPEN_);
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(4));
+	emit(p, BPF_JEQ_K, 0, 3, 0);
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(4) + 4);
+	emit(p, BPF_JEQ_K, 0, 1, 0);
+	ret(p, RET_ALLOW);
+	ret(p, RET_USER_NOTIF);
+}
 
 static void
 open_check(struct prog *p, int flagsarg)
@@ -558,7 +588,8 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 	struct scrule r[sizeof deny_all / sizeof deny_all[0] +
 	    sizeof deny_landlock / sizeof deny_landlock[0] +
 	    sizeof meta / sizeof meta[0] + sizeof entries / sizeof entries[0] +
-	    sizeof self_only / sizeof self_only[0] + N_ACT + 6];
+	    sizeof net_calls / sizeof net_calls[0] +
+	    sizeof self_only / sizeof self_only[0] + N_ACT + 8];
 	size_t n = 0, i, done[N_ACT];
 	int landlock = flavour & SECCOMP_FOR_LANDLOCK;
 	int notify = flavour & SECCOMP_NOTIFY_META;
@@ -573,6 +604,11 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 			add(r, &n, deny_landlock[i], A_EPERM);
 		for (i = 0; i < sizeof meta / sizeof meta[0]; i++)
 			add(r, &n, meta[i], notify ? A_NOTIF : A_EPERM);
+	}
+	if (flavour & SECCOMP_NOTIFY_NET) {
+		for (i = 0; i < sizeof net_calls / sizeof net_calls[0]; i++)
+			add(r, &n, net_calls[i], A_NOTIF);
+		add(r, &n, NR_sendto, H_SENDTO);
 	}
 	p->entry = ent ? RET_USER_NOTIF : RET_ALLOW;
 	if (ent) {
@@ -623,6 +659,7 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 			case H_UTIMENSAT: utimensat_check(p); break;
 			case H_OPEN: open_check(p, 1); break;
 			case H_OPENAT: open_check(p, 2); break;
+			case H_SENDTO: sendto_check(p); break;
 			case H_SELF: self_check(p); break;
 			case H_SETPRIORITY: who_check(p, WHO_PRIO_USER); break;
 			case H_IOPRIO: who_check(p, WHO_IOPRIO_USER); break;
@@ -641,7 +678,8 @@ seccomp_describe(const struct sbx_opts *o, int flavour)
 
 	return xasprintf("seccomp flavour=%s inet=%s unix=%s%s%s%s",
 	    ll ? "landlock" : "bwrap",
-	    !ll || o->net == NET_ALL ? "yes" : "no",
+	    !ll || o->net == NET_ALL ? "yes" :
+	    flavour & SECCOMP_NOTIFY_NET ? "supervisor" : "no",
 	    o->allow_unix ? "yes" : "no",
 	    !ll ? "" : flavour & SECCOMP_NOTIFY_META ?
 	    " metadata=supervisor" : " metadata=refused",
@@ -657,8 +695,12 @@ seccomp_build(const struct sbx_opts *o, int flavour, unsigned char **prog,
 	static struct prog p;
 	int inet_ok;
 
-	/* Landlock has no network namespace: --no-net is this filter. */
-	inet_ok = !(flavour & SECCOMP_FOR_LANDLOCK) || o->net == NET_ALL;
+	/*
+	 * Landlock has no network namespace: without the supervisor
+	 * judging where sockets go, --no-net is this filter.
+	 */
+	inet_ok = !(flavour & SECCOMP_FOR_LANDLOCK) || o->net == NET_ALL ||
+	    (flavour & SECCOMP_NOTIFY_NET);
 	p.n = p.nfix = 0;	/* no memset: only what is emitted is read */
 	p.full = 0;
 	head(&p);
