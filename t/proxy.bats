@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# --allow-host: real curl through sbx's real proxy, with --sandbox host and
-# inside the bwrap sandbox (through the bridge), against loopback origins
+# --allow-host: real curl through sbx's real proxy, with --sandbox host,
+# inside the bwrap sandbox (through the bridge) and under Landlock (through
+# the supervisor's redirect of 127.0.0.1:3128), against loopback origins
 # this file starts: an HTTP server and a TCP echo server on 127.0.0.1, on
 # random ports, reached by the name "localhost" (hence --allow-private).
 # Loops are bounded in count and time; only loopback addresses are used.
@@ -205,12 +206,11 @@ setup() {
 
 # executor EX: EXEC=(the sbx options for EX, "host" or "bwrap").
 executor() {
-	if [ "$1" = bwrap ]; then
-		require_bwrap || return
-		EXEC=(--backend bwrap)
-	else
-		EXEC=(--sandbox host)
-	fi
+	case $1 in
+	bwrap) require_bwrap || return; EXEC=(--backend bwrap) ;;
+	landlock) require_landlock || return; EXEC=(--backend landlock) ;;
+	*) EXEC=(--sandbox host) ;;
+	esac
 }
 
 # px EXEC SCRIPT [SBX-OPTIONS...]: run sh -c SCRIPT under sbx with EXEC
@@ -462,6 +462,59 @@ t_large() {
 	out=$(decoded stdout)
 	[[ "$out" == curl=7$'\n'* ]]
 	[[ "$out" == *"direct: refused"* ]]
+}
+
+@test "landlock: plain HTTP to an allowed host" {
+	t_plain landlock
+}
+
+@test "landlock: CONNECT to an allowed host" {
+	t_connect landlock
+}
+
+@test "landlock: a host not on the list gets 403 and is reported" {
+	t_not_listed landlock
+}
+
+@test "landlock: IP literals are refused in every spelling" {
+	t_ip_literals landlock
+}
+
+@test "landlock: private addresses are refused without --allow-private" {
+	t_private landlock
+}
+
+@test "landlock: a port not allowed is refused" {
+	t_port landlock
+}
+
+@test "landlock: bad requests get an error and the proxy keeps serving" {
+	t_bad_requests landlock
+}
+
+@test "landlock: a 1 MB header bomb gets 431 and the proxy keeps serving" {
+	t_header_bomb landlock
+}
+
+@test "landlock: 300 idle connections and the proxy still serves" {
+	t_idle landlock
+}
+
+@test "landlock: half-close travels through a tunnel" {
+	t_half_close landlock
+}
+
+@test "landlock: a large transfer is whole, with bounded memory" {
+	t_large landlock
+}
+
+@test "landlock: a direct connection that bypasses the proxy fails, and shows" {
+	px landlock "curl -sS --noproxy '*' -m 5 -o /dev/null http://localhost:$HP/index.html 2>/dev/null; echo curl=\$?; $CLIENT direct $HP"
+	[ "$(kv exit_code)" = 0 ]
+	out=$(decoded stdout)
+	[[ "$out" == curl=7$'\n'* ]]
+	[[ "$out" == *"direct: refused"* ]]
+	[[ "; $(kv denied)" == *"; connect 127.0.0.1:$HP"* ]]
 }
 
 @test "host: a client that stalls past the head timeout costs sbx no CPU" {
