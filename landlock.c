@@ -63,11 +63,15 @@
 #define CL_RDIR		FS_READ_DIR
 
 /*
- * abi 6 is the floor: before it a sandboxed process can signal every
- * process of its user (no pid namespace hides them), and before abi 3
- * truncate(2) ignores Landlock.
+ * abi 4 (Linux 6.7, Ubuntu 24.04's 6.8) is the floor: abi 3 brings
+ * truncate(2) under Landlock, abi 4 the TCP rules. What abi 5 and 6 add
+ * (device ioctls; signals and abstract Unix sockets scoped to the
+ * sandbox) the supervisor judges below them (notify.c). The environment
+ * variable SBX_LANDLOCK_ABI_MAX caps the abi used, for tests of that
+ * path on a newer kernel; it can only lower it.
  */
-#define ABI_MIN		6
+#define ABI_MIN		4
+#define ABI_SCOPED	6
 #define MAX_RULES	20000
 
 struct ll_rule {
@@ -405,6 +409,22 @@ abi_version(void)
 	    CREATE_RULESET_VERSION);
 }
 
+/* The abi to use: the kernel's, or lower when asked for a test. */
+static int
+abi_cap(int abi)
+{
+	const char *v = getenv("SBX_LANDLOCK_ABI_MAX");
+	long cap;
+	char *end;
+
+	if (v == NULL || *v == '\0')
+		return abi;
+	cap = strtol(v, &end, 10);
+	if (*end != '\0' || cap < ABI_MIN)
+		return abi;
+	return cap < abi ? (int)cap : abi;
+}
+
 static int
 abi_check(struct sbx_err *e)
 {
@@ -412,7 +432,7 @@ abi_check(struct sbx_err *e)
 
 	if (abi < 0 && errno == ENOSYS)
 		return sbx_errf(e, ERR_UNAVAILABLE, "landlock: not in this "
-		    "kernel (needs linux 6.12 or later built with "
+		    "kernel (needs linux 6.7 or later built with "
 		    "CONFIG_SECURITY_LANDLOCK)");
 	if (abi < 0 && errno == EOPNOTSUPP)
 		return sbx_errf(e, ERR_UNAVAILABLE, "landlock: disabled at "
@@ -426,10 +446,9 @@ abi_check(struct sbx_err *e)
 		    "stop truncate(2) on read-only files (needs abi 3, "
 		    "linux 6.2)", abi);
 	if (abi < ABI_MIN)
-		return sbx_errf(e, ERR_UNAVAILABLE, "landlock: abi %d cannot "
-		    "keep signals from processes outside the sandbox (needs "
-		    "abi 6, linux 6.12)", abi);
-	return abi;
+		return sbx_errf(e, ERR_UNAVAILABLE, "landlock: abi %d has no "
+		    "TCP rules (needs abi 4, linux 6.7)", abi);
+	return abi_cap(abi);
 }
 
 /* The filter must load in the child: a container may forbid seccomp. */
@@ -460,9 +479,13 @@ landlock_probe(const struct sbx_opts *o, int full, char *info,
 	(void)full;
 	if ((abi = abi_check(e)) < 0 || seccomp_check(e) < 0)
 		return -1;
-	snprintf(info, infolen, "abi=%d files=yes truncate=yes "
-	    "device_ioctl=yes signals=scoped abstract_unix=scoped "
-	    "network=%s", abi, o->net == NET_ALL ? "open" : "seccomp");
+	/* Which part the kernel enforces, which the supervisor. */
+	snprintf(info, infolen, "abi=%d files=landlock truncate=landlock "
+	    "metadata=supervisor device_ioctl=%s signals=%s abstract_unix=%s "
+	    "network=%s", abi, abi >= 5 ? "landlock" : "open_devices_only",
+	    abi >= ABI_SCOPED ? "landlock" : "supervisor",
+	    abi >= ABI_SCOPED ? "landlock" : o->allow_unix ? "supervisor" :
+	    "refused", o->net == NET_ALL ? "open" : "supervisor");
 	return 0;
 }
 
@@ -498,8 +521,9 @@ describe(const struct ll_plan *p, struct strv *dry)
 	r = rights(p->fs);
 	strv_pushf(dry, "# landlock abi=%d handled=%s", p->abi, r);
 	free(r);
-	strv_pushf(dry, "# landlock network=%s scoped=signal,abstract_unix",
-	    p->net ? "bind_tcp,connect_tcp" : "open");
+	strv_pushf(dry, "# landlock network=%s scoped=%s",
+	    p->net ? "bind_tcp,connect_tcp" : "open", p->scoped ?
+	    "signal,abstract_unix" : "none (the supervisor scopes signals)");
 	for (i = 0; i < p->n; i++) {
 		r = rights(p->r[i].access);
 		q = shell_quote(p->r[i].path);
@@ -536,16 +560,17 @@ supervisor(const struct ll_plan *p, const struct plan *pl)
 	for (i = 0; i < p->n; i++)
 		if (p->r[i].access & FS_MAKE_REG)
 			granted[n++] = p->r[i].path;
-	s = notify_new(pl->pol, granted, n, pl->o->net, pl->proxy_port);
+	s = notify_new(pl->pol, granted, n, pl->o->net, pl->proxy_port,
+	    p->scoped == 0);
 	free(granted);
 	return s;
 }
 
 /* The child sent the filter's listener: the supervisor answers it. */
 static void
-take_listener(void *priv, int fd)
+take_listener(void *priv, int fd, pid_t child)
 {
-	notify_start(((struct ll_plan *)priv)->sup, fd);
+	notify_start(((struct ll_plan *)priv)->sup, fd, child);
 }
 
 /* After the run: the supervisor stops; what it refused goes out. */
@@ -570,9 +595,9 @@ landlock_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	char **c, *d;
 	int abi, flavour;
 
-	/* --dry-run plans for the floor abi, so it works anywhere. */
+	/* --dry-run plans for the scoped abi, so it works anywhere. */
 	if (o->dry_run)
-		abi = ABI_MIN;
+		abi = abi_cap(ABI_SCOPED);
 	else if ((abi = abi_check(e)) < 0 || seccomp_check(e) < 0)
 		return -1;
 	p = xcalloc(1, sizeof(*p));
@@ -580,13 +605,17 @@ landlock_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	p->abi = abi;
 	p->fs = fs_for_abi(abi);
 	p->net = o->net == NET_ALL ? 0 : NET_BIND_TCP | NET_CONNECT_TCP;
-	p->scoped = SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL;
+	p->scoped = abi >= ABI_SCOPED ? SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL : 0;
 	p->proxy = o->net == NET_PROXY;
 	if (plan_rules(p, pl->pol, e) < 0)
 		return -1;
 	flavour = SECCOMP_FOR_LANDLOCK | SECCOMP_NOTIFY_META |
 	    (p->holes.n ? SECCOMP_NOTIFY_ENTRIES : 0) |
 	    (o->net != NET_ALL ? SECCOMP_NOTIFY_NET : 0);
+	/* Below abi 6 the supervisor scopes signals and abstract sockets. */
+	if (abi < ABI_SCOPED)
+		flavour |= SECCOMP_NOTIFY_SIGNALS |
+		    (o->allow_unix ? SECCOMP_NOTIFY_NET : 0);
 	if (seccomp_build(o, flavour, &p->bpf, &p->bpflen, e) < 0)
 		return -1;
 	p->sup = supervisor(p, pl);

@@ -39,10 +39,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/xattr.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -106,13 +108,16 @@ enum op {
 	OP_OPEN, OP_MKDIR, OP_MKNOD, OP_UNLINK, OP_RMDIR, OP_RENAME, OP_LINK,
 	OP_SYMLINK, OP_TRUNCATE, OP_CHMOD, OP_UTIMES, OP_SETXATTR,
 	OP_REMOVEXATTR, OP_CONNECT, OP_BIND, OP_LISTEN, OP_SENDTO, OP_SENDMSG,
-	OP_SENDMMSG, NOPS
+	OP_SENDMMSG, OP_KILL, OP_TKILL, OP_TGKILL, OP_SIGQUEUE, OP_TGSIGQUEUE,
+	OP_PIDFD_SIGNAL, OP_FCNTL, OP_IOCTL, NOPS
 };
 
 static const char *const op_names[NOPS] = {
 	"open", "mkdir", "mknod", "unlink", "rmdir", "rename", "link",
 	"symlink", "truncate", "chmod", "utimes", "setxattr", "removexattr",
-	"connect", "bind", "listen", "sendto", "sendmsg", "sendmmsg"
+	"connect", "bind", "listen", "sendto", "sendmsg", "sendmmsg",
+	"kill", "tkill", "tgkill", "sigqueue", "tgsigqueue",
+	"pidfd_send_signal", "fcntl", "ioctl"
 };
 
 /*
@@ -174,6 +179,14 @@ static const struct sysc calls[] = {
 	{ 44,  OP_SENDTO,   -1, -1, -1, -1, 3, -1, 0, SH_PLAIN, 0, 0 },
 	{ 46,  OP_SENDMSG,  -1, -1, -1, -1, 2, -1, 0, SH_PLAIN, 0, 0 },
 	{ 307, OP_SENDMMSG, -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
+	{ 62,  OP_KILL,     -1, -1, -1, -1, -1, -1, -1, SH_PLAIN, 0, 0 },
+	{ 200, OP_TKILL,    -1, -1, -1, -1, -1, -1, -1, SH_PLAIN, 0, 0 },
+	{ 234, OP_TGKILL,   -1, -1, -1, -1, -1, -1, -1, SH_PLAIN, 0, 0 },
+	{ 129, OP_SIGQUEUE, -1, -1, -1, -1, -1, -1, -1, SH_PLAIN, 0, 0 },
+	{ 297, OP_TGSIGQUEUE, -1, -1, -1, -1, -1, -1, -1, SH_PLAIN, 0, 0 },
+	{ 424, OP_PIDFD_SIGNAL, -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
+	{ 72,  OP_FCNTL,    -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
+	{ 16,  OP_IOCTL,    -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
 };
 #elif defined(__aarch64__)
 static const struct sysc calls[] = {
@@ -203,6 +216,14 @@ static const struct sysc calls[] = {
 	{ 206, OP_SENDTO,   -1, -1, -1, -1, 3, -1, 0, SH_PLAIN, 0, 0 },
 	{ 211, OP_SENDMSG,  -1, -1, -1, -1, 2, -1, 0, SH_PLAIN, 0, 0 },
 	{ 269, OP_SENDMMSG, -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
+	{ 129, OP_KILL,     -1, -1, -1, -1, -1, -1, -1, SH_PLAIN, 0, 0 },
+	{ 130, OP_TKILL,    -1, -1, -1, -1, -1, -1, -1, SH_PLAIN, 0, 0 },
+	{ 131, OP_TGKILL,   -1, -1, -1, -1, -1, -1, -1, SH_PLAIN, 0, 0 },
+	{ 138, OP_SIGQUEUE, -1, -1, -1, -1, -1, -1, -1, SH_PLAIN, 0, 0 },
+	{ 240, OP_TGSIGQUEUE, -1, -1, -1, -1, -1, -1, -1, SH_PLAIN, 0, 0 },
+	{ 424, OP_PIDFD_SIGNAL, -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
+	{ 25,  OP_FCNTL,    -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
+	{ 29,  OP_IOCTL,    -1, -1, -1, -1, -1, -1, 0, SH_PLAIN, 0, 0 },
 };
 #else
 static const struct sysc calls[] = { { -1, OP_OPEN, -1, -1, -1, -1, -1, -1,
@@ -216,17 +237,20 @@ struct inode {
 	ino_t	ino;
 };
 
-/* A port on loopback that a socket of the sandbox bound. */
+/* A port on loopback, or an abstract name, that the sandbox bound. */
 struct bound {
 	int		 port;
-	int		 type;		/* SOCK_STREAM, SOCK_DGRAM */
+	int		 type;		/* SOCK_STREAM, SOCK_DGRAM; 0: abstract */
 	ino_t		 ino;		/* the socket's: still the same one? */
+	char		 name[108];	/* abstract: the name, NUL bytes as '@' */
 };
 
 struct sup {
 	struct rule	*r;		/* the policy's rules, in order */
 	size_t		 n;
 	int		 net;		/* judged here: NET_NONE or NET_PROXY */
+	int		 scope;		/* signals, abstract sockets: judged here */
+	pid_t		 keeper;	/* whose descendants the sandbox is */
 	int		 proxy_port;	/* the proxy's own, on 127.0.0.1 */
 	struct bound	*bound;		/* the sandbox's loopback ports */
 	size_t		 nbound;
@@ -1357,10 +1381,34 @@ own_port(const struct sup *s, int port, int type)
 	size_t i;
 
 	for (i = s->nbound; i-- > 0; )
-		if (s->bound[i].port == port && s->bound[i].type == type &&
-		    still_bound(&s->bound[i]))
+		if (s->bound[i].type != 0 && s->bound[i].port == port &&
+		    s->bound[i].type == type && still_bound(&s->bound[i]))
 			return &s->bound[i];
 	return NULL;
+}
+
+static struct bound *
+new_bound(struct sup *s)
+{
+	if (s->nbound == MAX_BOUND)
+		return NULL;
+	if (s->nbound == s->capbound) {
+		s->capbound = s->capbound ? 2 * s->capbound : 16;
+		s->bound = xrealloc(s->bound, s->capbound * sizeof(*s->bound));
+	}
+	memset(&s->bound[s->nbound], 0, sizeof(s->bound[0]));
+	return &s->bound[s->nbound++];
+}
+
+static void
+note_abstract(struct sup *s, const char *name, ino_t ino)
+{
+	struct bound *b = new_bound(s);
+
+	if (b == NULL)
+		return;
+	snprintf(b->name, sizeof(b->name), "%s", name);
+	b->ino = ino;
 }
 
 static void
@@ -1369,17 +1417,14 @@ note_bound(struct sup *s, int sfd, int type)
 	struct sockaddr_storage a;
 	socklen_t len = sizeof(a);
 	struct stat st;
+	struct bound *b;
 
 	if (getsockname(sfd, (struct sockaddr *)&a, &len) < 0 ||
-	    fstat(sfd, &st) < 0 || s->nbound == MAX_BOUND)
+	    fstat(sfd, &st) < 0 || (b = new_bound(s)) == NULL)
 		return;
-	if (s->nbound == s->capbound) {
-		s->capbound = s->capbound ? 2 * s->capbound : 16;
-		s->bound = xrealloc(s->bound, s->capbound * sizeof(*s->bound));
-	}
-	s->bound[s->nbound].port = port_of(&a);
-	s->bound[s->nbound].type = type;
-	s->bound[s->nbound++].ino = st.st_ino;
+	b->port = port_of(&a);
+	b->type = type;
+	b->ino = st.st_ino;
 }
 
 /*
@@ -1567,6 +1612,214 @@ net_send(struct sup *s, const struct req *q, int sfd, int type)
 	answer(s, q, r < 0 ? 0 : r, r < 0 ? errno : 0);
 }
 
+/* ---- abstract Unix sockets, where Landlock does not scope them ---- */
+
+/* An abstract address, as /proc/net/unix shows it ('@' for each NUL). */
+static int
+abstract_name(const struct sockaddr_storage *a, socklen_t len, char *out)
+{
+	const struct sockaddr_un *u = (const void *)a;
+	size_t i, n;
+
+	if (a->ss_family != AF_UNIX || len <= sizeof(sa_family_t) ||
+	    u->sun_path[0] != '\0')
+		return 0;
+	n = len - sizeof(sa_family_t);
+	if (n > sizeof(u->sun_path))
+		n = sizeof(u->sun_path);
+	for (i = 0; i < n && i < 107; i++)
+		out[i] = u->sun_path[i] ? u->sun_path[i] : '@';
+	out[i] = '\0';
+	return 1;
+}
+
+/* The name is held by the socket of the sandbox that bound it. */
+static int
+abstract_held(const struct sup *s, const char *name)
+{
+	char line[512], path[256];
+	unsigned long ino;
+	size_t i;
+	FILE *f;
+	int found = 0;
+
+	for (i = 0; i < s->nbound; i++) {
+		if (s->bound[i].type != 0 || strcmp(s->bound[i].name, name))
+			continue;
+		if ((f = fopen("/proc/net/unix", "re")) == NULL)
+			return 0;
+		while (!found && fgets(line, sizeof(line), f) != NULL)
+			if (sscanf(line, "%*s %*s %*s %*s %*s %*s %lu %255s",
+			    &ino, path) == 2 && (ino_t)ino == s->bound[i].ino &&
+			    strcmp(path, name) == 0)
+				found = 1;
+		fclose(f);
+		if (found)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * sendmsg(2) on a Unix socket below abi 6, to an address: sent by sbx
+ * from a copy (one buffer, no descriptors: those are the target's), so
+ * that no abstract name written after the check is used; an abstract
+ * name not the sandbox's own is refused.
+ */
+static void
+unix_sendmsg(struct sup *s, const struct req *q, int sfd)
+{
+	struct { uint64_t name; uint32_t namelen, pad; uint64_t iov,
+	    iovlen, control, controllen; } m;
+	struct { uint64_t base, len; } v;
+	struct sockaddr_storage to;
+	struct msghdr mh;
+	struct iovec iov;
+	char name[108];
+	unsigned char *buf;
+	ssize_t r;
+
+	if (read_mem(q->n.pid, q->n.data.args[1], &m, sizeof(m)) < 0) {
+		answer(s, q, 0, EFAULT);
+		return;
+	}
+	if (m.name == 0) {
+		go_on(s, q);	/* connected: judged at connect */
+		return;
+	}
+	if (read_addr(q, m.name, m.namelen, &to) < 0) {
+		answer(s, q, 0, errno);
+		return;
+	}
+	if (abstract_name(&to, (socklen_t)m.namelen, name) &&
+	    !abstract_held(s, name)) {
+		refuse(s, q, name, EPERM);
+		return;
+	}
+	if (m.iovlen > 1 || m.controllen > 0 || (m.iovlen == 1 &&
+	    read_mem(q->n.pid, m.iov, &v, sizeof(v)) < 0)) {
+		refuse(s, q, "(sendmsg with several buffers or control data)",
+		    EOPNOTSUPP);
+		return;
+	}
+	iov.iov_len = m.iovlen ? (size_t)v.len : 0;
+	if (iov.iov_len > MAX_DGRAM) {
+		answer(s, q, 0, EMSGSIZE);
+		return;
+	}
+	buf = xmalloc(iov.iov_len + 1);
+	if (iov.iov_len > 0 && read_mem(q->n.pid, v.base, buf,
+	    iov.iov_len) < 0) {
+		free(buf);
+		answer(s, q, 0, EFAULT);
+		return;
+	}
+	iov.iov_base = buf;
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_name = &to;
+	mh.msg_namelen = m.namelen > sizeof(to) ? sizeof(to) : m.namelen;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	r = sendmsg(sfd, &mh, q->flags | MSG_DONTWAIT | MSG_NOSIGNAL);
+	free(buf);
+	answer(s, q, r < 0 ? 0 : r, r < 0 ? errno : 0);
+}
+
+/* sendto(2) on a Unix socket to an address: from a copy, as above. */
+static void
+unix_sendto(struct sup *s, const struct req *q, int sfd,
+    const struct sockaddr_storage *to, socklen_t len)
+{
+	const uint64_t *a = q->n.data.args;
+	unsigned char *buf;
+	ssize_t r;
+
+	if (a[2] > MAX_DGRAM) {
+		answer(s, q, 0, EMSGSIZE);
+		return;
+	}
+	buf = xmalloc((size_t)a[2] + 1);
+	if (a[2] > 0 && read_mem(q->n.pid, a[1], buf, (size_t)a[2]) < 0) {
+		free(buf);
+		answer(s, q, 0, EFAULT);
+		return;
+	}
+	r = sendto(sfd, buf, (size_t)a[2], q->flags | MSG_DONTWAIT |
+	    MSG_NOSIGNAL, (const struct sockaddr *)to, len);
+	free(buf);
+	answer(s, q, r < 0 ? 0 : r, r < 0 ? errno : 0);
+}
+
+/*
+ * A Unix socket below Landlock abi 6: an abstract name is the sandbox's
+ * own once one of its sockets bound it, and only those can be reached.
+ * Where a socket connects or sends to is read once and used by sbx, so a
+ * name of the file system cannot turn abstract after the check. A bind
+ * to a name of the file system goes on, for Landlock to judge.
+ */
+static void
+unix_call(struct sup *s, struct req *q, int sfd)
+{
+	const uint64_t *a = q->n.data.args;
+	struct sockaddr_storage to;
+	socklen_t len;
+	char name[108];
+	struct stat st;
+	int r, abstract;
+
+	if (!s->scope || q->c->op == OP_LISTEN ||
+	    (q->c->op == OP_SENDTO && a[4] == 0)) {
+		go_on(s, q);
+		return;
+	}
+	if (q->c->op == OP_SENDMSG) {
+		unix_sendmsg(s, q, sfd);
+		return;
+	}
+	len = (socklen_t)(q->c->op == OP_SENDTO ? a[5] : a[2]);
+	if (len == sizeof(sa_family_t) && q->c->op == OP_BIND) {
+		/* autobind: the kernel picks an abstract name */
+		memset(&to, 0, sizeof(to));
+		to.ss_family = AF_UNIX;
+		r = bind(sfd, (struct sockaddr *)&to, len);
+		len = sizeof(to);
+		if (r == 0 && getsockname(sfd, (struct sockaddr *)&to,
+		    &len) == 0 && abstract_name(&to, len, name) &&
+		    fstat(sfd, &st) == 0)
+			note_abstract(s, name, st.st_ino);
+		answer(s, q, 0, r < 0 ? errno : 0);
+		return;
+	}
+	if (read_addr(q, q->c->op == OP_SENDTO ? a[4] : a[1], len, &to) < 0) {
+		answer(s, q, 0, errno);
+		return;
+	}
+	if (len > sizeof(to))
+		len = sizeof(to);
+	abstract = abstract_name(&to, len, name);
+	if (q->c->op == OP_BIND) {
+		if (!abstract) {
+			go_on(s, q);
+			return;
+		}
+		r = bind(sfd, (struct sockaddr *)&to, len);
+		if (r == 0 && fstat(sfd, &st) == 0)
+			note_abstract(s, name, st.st_ino);
+		answer(s, q, 0, r < 0 ? errno : 0);
+		return;
+	}
+	if (abstract && !abstract_held(s, name)) {
+		refuse(s, q, name, EPERM);
+		return;
+	}
+	if (q->c->op == OP_SENDTO) {
+		unix_sendto(s, q, sfd, &to, len);
+		return;
+	}
+	r = connect(sfd, (struct sockaddr *)&to, len);
+	answer(s, q, 0, r < 0 ? errno : 0);
+}
+
 /* connect, bind, listen, sendto, sendmsg on an IPv4 or IPv6 socket. */
 static void
 net_call(struct sup *s, struct req *q)
@@ -1582,9 +1835,12 @@ net_call(struct sup *s, struct req *q)
 	}
 	dom = sock_opt(sfd, SOL_SOCKET, SO_DOMAIN);
 	type = sock_opt(sfd, SOL_SOCKET, SO_TYPE);
+	if (dom == AF_UNIX) {
+		unix_call(s, q, sfd);
+		goto out;
+	}
 	if (dom != AF_INET && dom != AF_INET6) {
-		/* Netlink, Unix: the socket's own family judges (they are
-		 * let through only where the filter allows them at all). */
+		/* Netlink: let through only where the filter allows it. */
 		go_on(s, q);
 		goto out;
 	}
@@ -1638,6 +1894,232 @@ net_call(struct sup *s, struct req *q)
 	answer(s, q, 0, r < 0 ? errno : 0);
 out:
 	close(sfd);
+}
+
+/* ---- signals, where Landlock does not scope them (abi < 6) ---- */
+
+#define F_SETOWN_EX_	15
+#define FIOSETOWN_	0x8901
+#define SIOCSPGRP_	0x8902
+
+/* A field of /proc/PID/stat after the command name; 0 when unknown. */
+static pid_t
+stat_field(pid_t pid, int field)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "pid (comm) S ppid pgrp ...": comm may hold spaces and ')'. */
+	if ((p = strrchr(buf, ')')) == NULL)
+		return 0;
+	for (i = 0, p += 2; i < field && p; i++)
+		if ((p = strchr(p, ' ')) != NULL)
+			p++;
+	return p ? (pid_t)atoi(p) : 0;
+}
+
+static pid_t
+parent_of(pid_t pid)
+{
+	return stat_field(pid, 1);
+}
+
+/* pid is a process of the sandbox: a descendant of the keeper. */
+static int
+in_sandbox(const struct sup *s, pid_t pid)
+{
+	int depth;
+
+	if (pid <= 1 || s->keeper <= 1 || pid == s->keeper)
+		return 0;
+	for (depth = 0; depth < 4096 && pid > 1; depth++) {
+		pid = parent_of(pid);
+		if (pid == s->keeper)
+			return 1;
+	}
+	return 0;
+}
+
+/* The thread group a thread id belongs to, from /proc; 0 when gone. */
+static pid_t
+tgid_of(pid_t tid)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return (p = strstr(buf, "\nTgid:")) ? (pid_t)atoi(p + 6) : 0;
+}
+
+/*
+ * kill(-1) or kill(-pgrp): to the sandbox's processes of that set only,
+ * as Landlock's scope would: each one signalled, the others spared. The
+ * caller itself is spared by kill(-1), as by the kernel.
+ */
+static int
+kill_set(const struct sup *s, const struct req *q, pid_t pgrp, int sig)
+{
+	struct dirent *d;
+	pid_t pid, self = tgid_of(q->n.pid);
+	int sent = 0, others = 0;
+	DIR *dir;
+
+	if ((dir = opendir("/proc")) == NULL)
+		return EPERM;
+	while ((d = readdir(dir)) != NULL) {
+		if ((pid = (pid_t)atoi(d->d_name)) <= 1)
+			continue;
+		if (pgrp == 0 ? pid == self : stat_field(pid, 2) != pgrp)
+			continue;
+		if (!in_sandbox(s, pid)) {
+			others++;
+			continue;
+		}
+		if (kill(pid, sig) == 0)
+			sent++;
+	}
+	closedir(dir);
+	return sent ? 0 : others ? EPERM : ESRCH;
+}
+
+/* A pidfd's process, from its fdinfo; 0 when unknown. */
+static pid_t
+pidfd_pid(int fd)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if ((f = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return (p = strstr(buf, "Pid:")) ? (pid_t)atoi(p + 4) : 0;
+}
+
+/* SIGIO's owner: a process or group of the sandbox (or none). */
+static int
+owner_ok(const struct sup *s, const struct req *q, int type, pid_t who)
+{
+	if (who == 0)
+		return 1;
+	if (type == 2 || who < 0)	/* F_OWNER_PGRP, or -pgrp */
+		return (who < 0 ? -who : who) == stat_field(tgid_of(q->n.pid), 2);
+	return in_sandbox(s, type == 0 ? tgid_of(who) : who);
+}
+
+/* F_SETOWN_EX and FIOSETOWN: judged from a copy, performed on the file. */
+static void
+set_owner(struct sup *s, const struct req *q)
+{
+	const uint64_t *a = q->n.data.args;
+	struct { int type; int pid; } ex;
+	int fd, pid, r;
+
+	if (q->c->op == OP_FCNTL && (int)a[1] != F_SETOWN_EX_) {
+		/* F_SETOWN: the pid is in a register, no race. */
+		if (owner_ok(s, q, 1, (pid_t)(int)a[2]))
+			go_on(s, q);
+		else
+			refuse(s, q, "SIGIO owner", EPERM);
+		return;
+	}
+	if (q->c->op == OP_IOCTL) {
+		if (read_mem(q->n.pid, a[2], &pid, sizeof(pid)) < 0) {
+			answer(s, q, 0, EFAULT);
+			return;
+		}
+		ex.type = pid < 0 ? 2 : 1;
+		ex.pid = pid < 0 ? -pid : pid;
+	} else if (read_mem(q->n.pid, a[2], &ex, sizeof(ex)) < 0) {
+		answer(s, q, 0, EFAULT);
+		return;
+	}
+	if (!owner_ok(s, q, ex.type, (pid_t)ex.pid)) {
+		refuse(s, q, "SIGIO owner", EPERM);
+		return;
+	}
+	if ((fd = take_socket(q, (int)a[0])) < 0) {
+		answer(s, q, 0, EBADF);
+		return;
+	}
+	r = fcntl(fd, F_SETOWN_EX_, &ex);
+	answer(s, q, 0, r < 0 ? errno : 0);
+	close(fd);
+}
+
+/*
+ * A signal by pid: to a process of the sandbox, or refused with EPERM,
+ * as Landlock's signal scope (abi 6) refuses it. A pid checked here could
+ * be reused before the kernel delivers: pidfd_send_signal(2) is exact,
+ * kill(2) to a pid is not, the window being the time a process needs to
+ * die and its pid to be handed out again.
+ */
+static void
+signal_call(struct sup *s, const struct req *q)
+{
+	const uint64_t *a = q->n.data.args;
+	pid_t pid = (pid_t)(int)a[0];
+	char what[32];
+	int fd, err;
+
+	switch (q->c->op) {
+	case OP_KILL:
+		if (pid == 0) {
+			go_on(s, q);	/* its own group */
+			return;
+		}
+		if (pid == -1 || pid < 0) {
+			err = kill_set(s, q, pid == -1 ? 0 : -pid, (int)a[1]);
+			answer(s, q, 0, err);
+			return;
+		}
+		break;
+	case OP_TKILL:
+		pid = tgid_of(pid);
+		break;
+	case OP_PIDFD_SIGNAL:
+		if ((fd = take_socket(q, (int)a[0])) < 0) {
+			answer(s, q, 0, EBADF);
+			return;
+		}
+		pid = pidfd_pid(fd);
+		close(fd);
+		break;
+	case OP_FCNTL:
+	case OP_IOCTL:
+		set_owner(s, q);
+		return;
+	default:	/* tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo: a tgid */
+		break;
+	}
+	if (in_sandbox(s, pid)) {
+		go_on(s, q);
+		return;
+	}
+	snprintf(what, sizeof(what), "pid %d", (int)pid);
+	refuse(s, q, what, EPERM);
 }
 
 /* ---- one notification ---- */
@@ -1733,6 +2215,10 @@ handle(struct sup *s, struct req *q)
 	case OP_SENDMMSG:
 		net_call(s, q);
 		break;
+	case OP_KILL: case OP_TKILL: case OP_TGKILL: case OP_SIGQUEUE:
+	case OP_TGSIGQUEUE: case OP_PIDFD_SIGNAL: case OP_FCNTL: case OP_IOCTL:
+		signal_call(s, q);
+		break;
 	case OP_CHMOD:
 	case OP_UTIMES:
 	case OP_SETXATTR:
@@ -1816,7 +2302,7 @@ sup_main(void *arg)
  */
 struct sup *
 notify_new(const struct policy *pol, const char *const *granted, size_t n,
-    int net, int proxy_port)
+    int net, int proxy_port, int scope)
 {
 	struct sup *s = xcalloc(1, sizeof(*s));
 	struct stat st;
@@ -1837,14 +2323,19 @@ notify_new(const struct policy *pol, const char *const *granted, size_t n,
 	s->keep_caps = geteuid() == 0;
 	s->net = net;
 	s->proxy_port = proxy_port;
+	s->scope = scope;
 	s->listener = s->stop[0] = s->stop[1] = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	return s;
 }
 
-/* The listener arrived from the child: answer it on a thread of its own. */
+/*
+ * The listener arrived from the child: answer it on a thread of its own.
+ * The child's parent is the keeper (proc.c): the sandbox is its
+ * descendants, itself excluded.
+ */
 void
-notify_start(struct sup *s, int listener)
+notify_start(struct sup *s, int listener, pid_t child)
 {
 	sigset_t all, old;
 	uint64_t fl = FD_SYNC_WAKE_UP;
@@ -1856,6 +2347,7 @@ notify_start(struct sup *s, int listener)
 	set_cloexec(s->stop[0]);
 	set_cloexec(s->stop[1]);
 	s->listener = listener;
+	s->keeper = parent_of(child);
 	/* Wake the waiting thread on the same CPU: a shorter round trip. */
 	(void)ioctl(listener, IOC_NOTIF_SET_FLAGS, &fl);
 	sigfillset(&all);

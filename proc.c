@@ -720,7 +720,8 @@ read_status(struct loop *lp)
 			fd = lp->r->l->take_fd ? take_reported_fd(&m) : -1;
 			proc_status(lp->status, ST_GO, 0, 0, fd < 0 ? errno : 0);
 			if (fd >= 0)
-				lp->r->l->take_fd(lp->r->l->priv, fd);
+				lp->r->l->take_fd(lp->r->l->priv, fd,
+				    (pid_t)m.pid);
 			continue;
 		}
 		if (n < 0 && errno == EINTR)

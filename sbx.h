@@ -172,8 +172,8 @@ struct launch {
 	int		 status_fd;	/* the child's end of the status socket */
 	unsigned	 flags;		/* L_* */
 	int		(*confine)(void *);	/* in the child before exec, on priv */
-	void		(*take_fd)(void *, int);	/* a descriptor the child
-					   sent on the status socket, on priv */
+	void		(*take_fd)(void *, int, pid_t);	/* a descriptor the
+					   child reported (ST_FD), and its pid */
 	struct strv	 dry;		/* --dry-run: lines before the launch line */
 	struct strv	 shown;		/* --dry-run: the line, if not argv */
 	void		*priv;		/* the backend's own (be->release) */
@@ -305,6 +305,7 @@ int	 seatbelt_build(const struct plan *, struct launch *,
 #define SECCOMP_NOTIFY_META	4	/* chmod, utimes, xattrs: to notify.c */
 #define SECCOMP_NOTIFY_ENTRIES	8	/* entry calls: to notify.c (holes) */
 #define SECCOMP_NOTIFY_NET	16	/* connect, bind, send: to notify.c */
+#define SECCOMP_NOTIFY_SIGNALS	32	/* signals by pid (landlock abi < 6) */
 int	 seccomp_build(const struct sbx_opts *, int, unsigned char **,
 	    size_t *, struct sbx_err *);
 char	*seccomp_describe(const struct sbx_opts *, int);
@@ -313,8 +314,8 @@ int	 seccomp_install(const unsigned char *, size_t, int);
 /* notify.c: the Landlock backend's supervisor (Linux) */
 struct sup;
 struct sup *notify_new(const struct policy *, const char *const *, size_t,
-	    int, int);
-void	 notify_start(struct sup *, int);
+	    int, int, int);
+void	 notify_start(struct sup *, int, pid_t);
 void	 notify_stop(struct sup *);
 void	 notify_denied(struct sup *, struct strv *, uint64_t *);
 void	 notify_free(struct sup *);

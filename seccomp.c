@@ -89,6 +89,10 @@ struct sfprog {
 #define NETLINK_ROUTE_	0
 #define IOC_TIOCSTI	0x5412
 #define IOC_TIOCLINUX	0x541c
+#define IOC_FIOSETOWN	0x8901	/* SIGIO to a process of one's choice */
+#define IOC_SIOCSPGRP	0x8902
+#define F_SETOWN_	8
+#define F_SETOWN_EX_	15
 /* Every CLONE_NEW* bit: TIME, NS, CGROUP, UTS, IPC, USER, PID, NET. */
 #define CLONE_NEW_ANY	0x7e020080U
 #define MODE_FMT	0170000
@@ -193,6 +197,12 @@ static const int net_calls[] = {
 	46, 307		/* sendmsg, sendmmsg */
 };
 enum { NR_sendto = 44 };
+/* Signals by pid, without Landlock's signal scope (abi < 6). */
+static const int signal_calls[] = {
+	62, 200, 234,	/* kill, tkill, tgkill */
+	129, 297, 424	/* rt_sigqueueinfo, rt_tgsigqueueinfo, pidfd_send_signal */
+};
+enum { NR_fcntl = 72 };
 /* The scheduling and I/O priority of another process: pid 0 only. */
 static const int self_only[] = {
 	142, 144, 203, 314	/* sched_setparam, _setscheduler,
@@ -266,6 +276,11 @@ static const int net_calls[] = {
 	211, 269	/* sendmsg, sendmmsg */
 };
 enum { NR_sendto = 206 };
+static const int signal_calls[] = {
+	129, 130, 131,	/* kill, tkill, tgkill */
+	138, 240, 424	/* rt_sigqueueinfo, rt_tgsigqueueinfo, pidfd_send_signal */
+};
+enum { NR_fcntl = 25 };
 static const int self_only[] = {
 	118, 119, 122, 274	/* sched_setparam, _setscheduler,
 				   _setaffinity, _setattr */
@@ -280,7 +295,7 @@ enum { NR_ioprio_set = 30 };
 enum act {
 	A_EPERM, A_ENOSYS, A_NOTIF, H_SOCKET, H_IOCTL, H_NSFLAGS,
 	H_PERSONALITY, H_MKNOD, H_MKNODAT, H_UTIMENSAT, H_SELF,
-	H_SETPRIORITY, H_IOPRIO, H_OPEN, H_OPENAT, H_SENDTO, N_ACT
+	H_SETPRIORITY, H_IOPRIO, H_OPEN, H_OPENAT, H_SENDTO, H_FCNTL, N_ACT
 };
 
 struct scrule {
@@ -297,6 +312,7 @@ struct prog {
 	size_t		nfix;
 	uint32_t	entry;	/* the answer for an entry call: allow, or
 				   ask the supervisor */
+	uint32_t	owner;	/* for FIOSETOWN: allow, or ask */
 };
 
 static void
@@ -367,6 +383,24 @@ ioctl_check(struct prog *p)
 	ret(p, eperm());
 	emit(p, BPF_JEQ_K, 0, 1, IOC_TIOCLINUX);
 	ret(p, eperm());
+	/* Without Landlock's signal scope: who gets SIGIO is judged. */
+	if (p->owner != RET_ALLOW) {
+		emit(p, BPF_JEQ_K, 0, 1, IOC_FIOSETOWN);
+		ret(p, p->owner);
+		emit(p, BPF_JEQ_K, 0, 1, IOC_SIOCSPGRP);
+		ret(p, p->owner);
+	}
+	ret(p, RET_ALLOW);
+}
+
+/* fcntl(2): F_SETOWN and F_SETOWN_EX pick who gets SIGIO: judged. */
+static void
+fcntl_check(struct prog *p)
+{
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(1));
+	emit(p, BPF_JEQ_K, 1, 0, F_SETOWN_);
+	emit(p, BPF_JEQ_K, 0, 1, F_SETOWN_EX_);
+	ret(p, RET_USER_NOTIF);
 	ret(p, RET_ALLOW);
 }
 
@@ -589,7 +623,8 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 	    sizeof deny_landlock / sizeof deny_landlock[0] +
 	    sizeof meta / sizeof meta[0] + sizeof entries / sizeof entries[0] +
 	    sizeof net_calls / sizeof net_calls[0] +
-	    sizeof self_only / sizeof self_only[0] + N_ACT + 8];
+	    sizeof signal_calls / sizeof signal_calls[0] +
+	    sizeof self_only / sizeof self_only[0] + N_ACT + 10];
 	size_t n = 0, i, done[N_ACT];
 	int landlock = flavour & SECCOMP_FOR_LANDLOCK;
 	int notify = flavour & SECCOMP_NOTIFY_META;
@@ -609,6 +644,14 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 		for (i = 0; i < sizeof net_calls / sizeof net_calls[0]; i++)
 			add(r, &n, net_calls[i], A_NOTIF);
 		add(r, &n, NR_sendto, H_SENDTO);
+	}
+	p->owner = RET_ALLOW;
+	if (flavour & SECCOMP_NOTIFY_SIGNALS) {
+		for (i = 0; i < sizeof signal_calls / sizeof signal_calls[0];
+		    i++)
+			add(r, &n, signal_calls[i], A_NOTIF);
+		add(r, &n, NR_fcntl, H_FCNTL);
+		p->owner = RET_USER_NOTIF;
 	}
 	p->entry = ent ? RET_USER_NOTIF : RET_ALLOW;
 	if (ent) {
@@ -660,6 +703,7 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 			case H_OPEN: open_check(p, 1); break;
 			case H_OPENAT: open_check(p, 2); break;
 			case H_SENDTO: sendto_check(p); break;
+			case H_FCNTL: fcntl_check(p); break;
 			case H_SELF: self_check(p); break;
 			case H_SETPRIORITY: who_check(p, WHO_PRIO_USER); break;
 			case H_IOPRIO: who_check(p, WHO_IOPRIO_USER); break;

@@ -494,6 +494,43 @@ print(' '.join(out))"
 	[ "$(python3 -c "import os; print(sorted(os.sched_getaffinity($victim)), os.sched_getscheduler($victim))")" = "$before" ]
 }
 
+@test "landlock (abi 4): the supervisor scopes signals and abstract sockets" {
+	# The kernel here has abi 6 or later; SBX_LANDLOCK_ABI_MAX=4 makes sbx
+	# use abi 4 as on Linux 6.7 to 6.9 (Ubuntu 24.04), so the supervisor
+	# does what Landlock's scopes would. This proves the supervisor's
+	# judgment, not that an abi 4 kernel behaves as this one otherwise.
+	bg sleep 300
+	victim=${pids[0]}
+	bg python3 -c '
+import socket, time
+s = socket.socket(socket.AF_UNIX); s.bind("\0sbx-outside-'$$'"); s.listen(4)
+while True: s.accept()[0].close()'
+	wait_for grep -q "@sbx-outside-$$" /proc/net/unix
+	SBX_LANDLOCK_ABI_MAX=4 ok_ll --allow-unix-sockets -- python3 -c "
+import ctypes, errno, fcntl, os, signal, socket, subprocess
+def tryit(name, f):
+    try: f(); print(name, 'done')
+    except OSError as e: print(name, errno.errorcode[e.errno])
+tryit('kill', lambda: os.kill($victim, signal.SIGTERM))
+tryit('kill-all', lambda: os.kill(-1, signal.SIGTERM))
+fd = os.pidfd_open($victim)
+tryit('pidfd', lambda: signal.pidfd_send_signal(fd, signal.SIGTERM))
+r, w = os.pipe()
+tryit('setown', lambda: fcntl.fcntl(r, fcntl.F_SETOWN, $victim))
+tryit('setown-self', lambda: fcntl.fcntl(r, fcntl.F_SETOWN, os.getpid()))
+p = subprocess.Popen(['sleep', '30'])
+tryit('own-child', lambda: os.kill(p.pid, signal.SIGTERM)); p.wait()
+c = socket.socket(socket.AF_UNIX)
+tryit('abstract-outside', lambda: c.connect('\0sbx-outside-$$'))
+srv = socket.socket(socket.AF_UNIX); srv.bind('\0sbx-inside-$$'); srv.listen(1)
+c2 = socket.socket(socket.AF_UNIX)
+tryit('abstract-own', lambda: c2.connect('\0sbx-inside-$$'))
+"
+	[ "$(kv stdout)" = 'kill EPERM\nkill-all EPERM\npidfd EPERM\nsetown EPERM\nsetown-self done\nown-child done\nabstract-outside EPERM\nabstract-own done\n' ]
+	kill -0 "$victim"
+	[[ "$(kv denied)" == "kill pid $victim; "* ]]
+}
+
 @test "landlock: a root command keeps no capability beyond file access" {
 	is_root || skip "needs root"
 	ok_ll -- sh -c 'grep -E "^Cap(Eff|Bnd)" /proc/self/status'
