@@ -140,7 +140,7 @@ before() {
 	! grep -qE "^# landlock allow $ws .*write_file" <<<"$output"
 	! grep -qE "^# landlock allow $ws/.git/hooks .*write_file" <<<"$output"
 	! grep -qE "^# landlock allow $ws/.git/config .*write_file" <<<"$output"
-	grep -qE "^# seccomp flavour=landlock inet=no unix=no" <<<"$output"
+	grep -qE "^# seccomp flavour=landlock inet=supervisor unix=no metadata=supervisor" <<<"$output"
 	# The launch is the command itself, with its environment.
 	[ "$(printf '%s\n' "$output" | tail -n 1)" = "env -i PATH=/usr/bin:/bin HOME=$home LANG=C.UTF-8 true" ]
 }
