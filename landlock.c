@@ -611,7 +611,8 @@ landlock_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 		return -1;
 	flavour = SECCOMP_FOR_LANDLOCK | SECCOMP_NOTIFY_META |
 	    (p->holes.n ? SECCOMP_NOTIFY_ENTRIES : 0) |
-	    (o->net != NET_ALL ? SECCOMP_NOTIFY_NET : 0);
+	    (o->net != NET_ALL ? SECCOMP_NOTIFY_NET : 0) |
+	    (o->deny_read.n ? SECCOMP_NOTIFY_WATCH : 0);
 	/* Below abi 6 the supervisor scopes signals and abstract sockets. */
 	if (abi < ABI_SCOPED)
 		flavour |= SECCOMP_NOTIFY_SIGNALS |

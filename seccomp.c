@@ -202,7 +202,7 @@ static const int signal_calls[] = {
 	62, 200, 234,	/* kill, tkill, tgkill */
 	129, 297, 424	/* rt_sigqueueinfo, rt_tgsigqueueinfo, pidfd_send_signal */
 };
-enum { NR_fcntl = 72 };
+enum { NR_fcntl = 72, NR_inotify_add_watch = 254 };
 /* The scheduling and I/O priority of another process: pid 0 only. */
 static const int self_only[] = {
 	142, 144, 203, 314	/* sched_setparam, _setscheduler,
@@ -280,7 +280,7 @@ static const int signal_calls[] = {
 	129, 130, 131,	/* kill, tkill, tgkill */
 	138, 240, 424	/* rt_sigqueueinfo, rt_tgsigqueueinfo, pidfd_send_signal */
 };
-enum { NR_fcntl = 25 };
+enum { NR_fcntl = 25, NR_inotify_add_watch = 27 };
 static const int self_only[] = {
 	118, 119, 122, 274	/* sched_setparam, _setscheduler,
 				   _setaffinity, _setattr */
@@ -645,6 +645,8 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 			add(r, &n, net_calls[i], A_NOTIF);
 		add(r, &n, NR_sendto, H_SENDTO);
 	}
+	if (flavour & SECCOMP_NOTIFY_WATCH)
+		add(r, &n, NR_inotify_add_watch, A_NOTIF);
 	p->owner = RET_ALLOW;
 	if (flavour & SECCOMP_NOTIFY_SIGNALS) {
 		for (i = 0; i < sizeof signal_calls / sizeof signal_calls[0];

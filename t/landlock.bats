@@ -367,6 +367,25 @@ EOF
 	[ "$(kv stdout)" = 'file-denied\ndir-denied\nlist-denied\ndata\netc-ok\n' ]
 }
 
+@test "landlock: no inotify watch on a --deny-read path; elsewhere watches work" {
+	mkdir "$ws/private"
+	echo inner >"$ws/private/key"
+	ok_ll --deny-read "$ws/private" -- python3 -c '
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(0)
+for p in (b"private", b"private/key", b"private/../private", b"."):
+    wd = libc.inotify_add_watch(fd, p, 0x100)
+    print(p.decode(), "watch" if wd >= 0 else errno.errorcode[ctypes.get_errno()])
+os.symlink("private", "plink")
+wd = libc.inotify_add_watch(fd, b"plink", 0x100)
+print("plink", "watch" if wd >= 0 else errno.errorcode[ctypes.get_errno()])
+open("new", "w").close()
+print("event", len(os.read(fd, 4096)) > 0)
+'
+	[ "$(kv stdout)" = 'private EACCES\nprivate/key EACCES\nprivate/../private EACCES\n. watch\nplink EACCES\nevent True\n' ]
+}
+
 @test "landlock: host devices stay closed; /dev/null and /dev/urandom work" {
 	dev=$(find /dev -maxdepth 1 -type b | head -n 1)
 	ok_ll -- sh -c '
