@@ -191,7 +191,7 @@ alive() {
 
 @test "contract: SIGKILL to sbx leaves nothing running, setsid and double-fork included" {
 	# An unrelated process of the same user: it must survive.
-	( exec -a "other$tag" sleep 300 </dev/null >/dev/null 2>&1 3>&- & echo $! >other.pid )
+	( exec -a "other$tag" sleep 300 </dev/null >/dev/null 2>&1 3>&- & echo $! >"$BATS_TEST_TMPDIR/other.pid" )
 	cat >"$ws/tree.sh" <<EOF
 setsid sh -c "$(esc e1) & ( $(esc e2) & ) ; sleep 300" &
 ( $(esc e3) & )
@@ -214,8 +214,8 @@ EOF
 	for _ in $(seq 20); do alive "^$tag" || break; sleep 0.1; done
 	# (bats: a "!" line that is not the last one fails nothing.)
 	if alive "^$tag"; then pgrep -fa "^$tag" >&2; return 1; fi
-	kill -0 "$(cat other.pid)"
-	kill -KILL "$(cat other.pid)"
+	kill -0 "$(cat "$BATS_TEST_TMPDIR/other.pid")"
+	kill -KILL "$(cat "$BATS_TEST_TMPDIR/other.pid")"
 }
 
 @test "contract: SIGINT and SIGHUP to sbx abort with 128+N" {
