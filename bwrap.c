@@ -206,14 +206,17 @@ bound_device(const char *path)
  * O_PATH descriptors were refused before any backend was asked.)
  */
 static int
-reopen_list(const struct sbx_opts *o, struct strv *reopen, struct sbx_err *e)
+reopen_list(const struct plan *pl, struct strv *reopen, struct sbx_err *e)
 {
 	char link[32], path[PATH_MAX], num[2];
 	struct stat st;
-	int fd, fl, last = o->passthrough ? 2 : 0;
+	int fd, fl, last = pl->o->passthrough ? 2 : 0;
 	ssize_t n;
 
 	for (fd = 0; fd <= last; fd++) {
+		/* sbx's own terminal there: nothing of the caller's. */
+		if (pl->tty_fds & (1U << fd))
+			continue;
 		if ((fl = fcntl(fd, F_GETFL)) < 0 || fstat(fd, &st) < 0)
 			continue;
 		if (S_ISBLK(st.st_mode))
@@ -324,6 +327,13 @@ shim_args(const struct plan *pl, const struct bwrap_priv *bp,
 	if (pl->bridge_fd >= 0)
 		strv_push(v, "--bridge");
 	strv_push(v, "--wrapped-env");
+	if (pl->tty_fds)
+		strv_push(v, "--tty");
+	/* RLIMIT_NPROC inside: its user namespace counts only its own. */
+	if (limits_nproc(pl->lim) > 0) {
+		strv_push(v, "--procs");
+		strv_pushf(v, "%ld", limits_nproc(pl->lim));
+	}
 	for (i = 0; i + 1 < bp->reopen.n; i += 2) {
 		strv_push(v, "--reopen");
 		push2(v, bp->reopen.v[i], bp->reopen.v[i + 1]);
@@ -424,7 +434,7 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 			bwrap = xstrdup("/usr/bin/bwrap");
 	} else if (bwrap_find(pl->o, &bwrap, e) < 0)
 		return -1;
-	if (reopen_list(pl->o, &bp->reopen, e) < 0 ||
+	if (reopen_list(pl, &bp->reopen, e) < 0 ||
 	    seccomp_build(pl->o, SECCOMP_FOR_BWRAP, &bpf, &bpflen, e) < 0) {
 		free(bwrap);
 		return -1;
@@ -450,7 +460,8 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	if (pl->bridge_fd >= 0)
 		add_fd(l, FD_BRIDGE, pl->bridge_fd, NULL, 0);
 	l->status_fd = FD_STATUS;
-	l->flags = L_SHIM | L_PIDNS | L_SPARE_LEADER;
+	l->flags = L_SHIM | L_PIDNS | L_SPARE_LEADER | L_OWN_NPROC;
+	l->helpers = 2 + (pl->bridge_fd >= 0);	/* bwrap, the shim, the bridge */
 	strv_free(&args);
 	free(bwrap);
 	return 0;

@@ -1,9 +1,13 @@
 /*
  * proc.c: runs a launch and watches it, whatever the backend. One child is
  * forked; it starts a new session (its own process group, no controlling
- * terminal), keeps only fds 0-2 plus the numbered ones the launch lists,
- * and reports on a close-on-exec status socket, in one encoding
- * (proc_status()) shared with the shim inside a sandbox. sbx then drives
+ * terminal but sbx's own pseudo-terminal when the run has one, which a shim
+ * inside or a keeper process takes: tty.c), joins the run's cgroups and
+ * takes its rlimits (limits.c), keeps only fds 0-2 plus the numbered ones
+ * the launch lists, and reports on a close-on-exec status socket, in one
+ * encoding (proc_status()) shared with the shim inside a sandbox: a start,
+ * a failed step, and the command's wait statuses, with a terminal also
+ * its stops and continues. sbx then drives
  * one poll() loop: signals arrive through a self-pipe made once, output is
  * drained until it would block, deadlines (timeout, kill grace, the 2 s
  * drain) come from CLOCK_MONOTONIC, and other parts of sbx (the proxy)
@@ -78,7 +82,7 @@ struct status_msg {
 static const char *const step_names[NSTEPS] = {
 	"chdir", "descriptors", "reopen", "device remount",
 	"capability drop", "seccomp", "landlock", "proxy bridge", "shim",
-	"keeper"
+	"keeper", "terminal", "resource limits"
 };
 
 static void
@@ -123,6 +127,24 @@ proc_init(void)
 #ifdef __linux__
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 #endif
+	return 0;
+}
+
+/* The terminal's signals, which do not interrupt: they go to tty.c. */
+static int
+catch_tty_signals(void)
+{
+	static const int sigs[] = { SIGWINCH, SIGCONT, SIGTSTP };
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigaction(sigs[i], &sa, NULL) < 0)
+			return -1;
 	return 0;
 }
 
@@ -197,6 +219,29 @@ proc_signals_default(void)
 	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/*
+ * Wait for pid and report each change of it on fd (ST_WAIT, the wait
+ * status as is): with jobctl also its stops and continues. Its last
+ * status, or -1. For the shim and the terminal's keeper.
+ */
+int
+proc_wait_report(pid_t pid, int fd, int jobctl)
+{
+	int st, opt = jobctl ? WUNTRACED | WCONTINUED : 0;
+	pid_t w;
+
+	for (;;) {
+		w = waitpid(pid, &st, opt);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		proc_status(fd, ST_WAIT, 0, 0, st);
+		if (!WIFSTOPPED(st) && !WIFCONTINUED(st))
+			return st;
+	}
 }
 
 /* A memory file holding data (bwrap's --args and --seccomp, say). */
@@ -369,14 +414,21 @@ keeper(const struct run *r, pid_t parent, int outw, int errw, int statusw,
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
+	/* The session's leader holds the terminal, the command its front. */
+	if (r->tty && tty_take(0) < 0)
+		child_fail(statusw, ST_SETUP, STEP_TTY, errno);
 	if (pipe2(ex, O_CLOEXEC) < 0 || (cmd = fork()) < 0)
 		child_fail(statusw, ST_SETUP, STEP_KEEPER, errno);
 	if (cmd == 0) {
+		if (r->tty)
+			tty_foreground(0);
 		proc_signals_default();
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		close(ex[0]);
 		command(r, outw, errw, statusw, src);
 	}
+	if (r->tty)
+		tty_give(0, cmd);
 	/* None of sbx's descriptors: the status socket and the exec pipe. */
 	if ((nul = open("/dev/null", O_RDWR)) >= 0) {
 		dup2(nul, 0);
@@ -398,7 +450,8 @@ keeper(const struct run *r, pid_t parent, int outw, int errw, int statusw,
 	for (;;) {
 		if (sbx_gone)
 			keeper_sweep();
-		w = waitpid(-1, &st, 0);
+		/* On a terminal, also the command's stops and continues. */
+		w = waitpid(-1, &st, r->tty ? WUNTRACED | WCONTINUED : 0);
 		if (w == cmd)
 			proc_status(statusw, ST_WAIT, 0, 0, st);
 		else if (w < 0 && errno == ECHILD)
@@ -408,8 +461,27 @@ keeper(const struct run *r, pid_t parent, int outw, int errw, int statusw,
 #endif
 
 /*
+ * The run's cgroups and rlimits, and sbx's own terminal on the fds it
+ * covers: first, on descriptors that nothing has moved or closed yet, and
+ * before any fork, so the keeper too is in the groups.
+ */
+static void
+child_resources(const struct run *r, int statusw)
+{
+	int fd;
+
+	if (r->lim && limits_child(r->lim, r->l->flags) < 0)
+		child_fail(statusw, ST_SETUP, STEP_LIMITS, errno);
+	for (fd = 0; r->tty && fd < 3; fd++)
+		if ((tty_fds(r->tty) & (1U << fd)) &&
+		    dup2(tty_slave(r->tty), fd) < 0)
+			child_fail(statusw, ST_SETUP, STEP_TTY, errno);
+}
+
+/*
  * sbx's child: a new session (its own process group, no controlling
- * terminal), a signal should sbx die, then the keeper or the command.
+ * terminal but sbx's own, which a shim inside or the keeper takes), a
+ * signal should sbx die, then the keeper or the command.
  */
 static void
 child(const struct run *r, pid_t parent, int outw, int errw, int statusw,
@@ -417,6 +489,7 @@ child(const struct run *r, pid_t parent, int outw, int errw, int statusw,
 {
 	proc_signals_default();
 	setsid();
+	child_resources(r, statusw);
 #ifdef __linux__
 	if (r->l->flags & L_KEEPER)
 		keeper(r, parent, outw, errw, statusw, src);
@@ -426,6 +499,9 @@ child(const struct run *r, pid_t parent, int outw, int errw, int statusw,
 		_exit(EXIT_SBX);
 #else
 	(void)parent;
+	/* No keeper: the command leads the session and takes the terminal. */
+	if (r->tty && !(r->l->flags & L_SHIM) && tty_take(0) < 0)
+		child_fail(statusw, ST_SETUP, STEP_TTY, errno);
 #endif
 	command(r, outw, errw, statusw, src);
 }
@@ -488,7 +564,7 @@ spawn(struct loop *lp, struct sbx_err *e)
 
 	for (i = 0; i < LAUNCH_MAXFD; i++)
 		src[i] = -1;
-	if (lp->r->res->out &&
+	if (lp->r->res->out && !lp->r->tty &&
 	    (make_pipe(outp, e) < 0 || make_pipe(errp, e) < 0))
 		return -1;
 	if (status_socket(l, st, e) < 0 || launch_fds(l, src, e) < 0)
@@ -509,6 +585,8 @@ spawn(struct loop *lp, struct sbx_err *e)
 	for (i = 0; i < l->nfd; i++)
 		close(src[i]);
 	close(st[1]);
+	if (lp->r->tty)
+		tty_started(lp->r->tty);
 	lp->status = st[0];
 	set_nonblock(lp->status);
 	lp->out = outp[0];
@@ -524,12 +602,30 @@ spawn(struct loop *lp, struct sbx_err *e)
 
 #ifdef __linux__
 struct pinfo {
-	pid_t	pid;
-	pid_t	ppid;
-	char	state;
+	pid_t		pid;
+	pid_t		ppid;
+	char		state;
+	uint64_t	ticks;	/* its CPU time and its reaped children's */
 };
 
-/* Every process's parent and state, from /proc. */
+/* "ppid pgrp ... utime stime cutime cstime": fields 4 to 17 of stat. */
+static void
+parse_stat(const char *p, struct pinfo *pi)
+{
+	char *end;
+	int i;
+
+	pi->ppid = (pid_t)strtol(p, &end, 10);
+	for (i = 5; i <= 17 && end != p; i++) {
+		p = end;
+		if (i >= 14)
+			pi->ticks += strtoull(p, &end, 10);
+		else
+			(void)strtoll(p, &end, 10);
+	}
+}
+
+/* Every process's parent, state and CPU ticks, from /proc. */
 static struct pinfo *
 scan_procs(size_t *np)
 {
@@ -558,13 +654,48 @@ scan_procs(size_t *np)
 			cap = cap ? cap * 2 : 256;
 			t = xrealloc(t, cap * sizeof(*t));
 		}
+		memset(&t[n], 0, sizeof(t[n]));
 		t[n].pid = atoi(buf);
 		t[n].state = p[2];
-		t[n].ppid = atoi(p + 4);
+		parse_stat(p + 4, &t[n]);
 		n++;
 	}
 	closedir(dir);
 	*np = n;
+	return t;
+}
+
+/*
+ * sbx's descendants, parents before children, moved to the front of t;
+ * how many. NULL when there is no child at all, live or zombie: as the
+ * subreaper sbx inherits every orphan, so that spares the /proc scan.
+ */
+static struct pinfo *
+descendants(size_t *count)
+{
+	struct pinfo *t, tmp;
+	size_t n = 0, i, head = 0, tail = 0;
+	siginfo_t si;
+	pid_t parent;
+
+	*count = 0;
+	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 &&
+	    errno == ECHILD)
+		return NULL;
+	if ((t = scan_procs(&n)) == NULL)
+		return NULL;
+	/* t[0, tail) are found; t[head] is the next parent to look below. */
+	for (parent = getpid();; parent = t[head++].pid) {
+		for (i = tail; i < n; i++)
+			if (t[i].ppid == parent) {
+				tmp = t[tail];
+				t[tail++] = t[i];
+				t[i] = tmp;
+			}
+		if (head == tail)
+			break;
+	}
+	*count = tail;
 	return t;
 }
 
@@ -575,42 +706,43 @@ scan_procs(size_t *np)
 static int
 kill_tree(int sig, pid_t spare)
 {
-	struct pinfo *t;
-	size_t n = 0, i, head = 0, tail = 0;
-	pid_t *queue;
+	struct pinfo *t = NULL;
+	size_t n, i;
 	int count = 0;
-	siginfo_t si;
 
-	/*
-	 * No child at all, live or zombie, means no descendant: as the
-	 * subreaper sbx inherits every orphan. Spares the /proc scan.
-	 */
-	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 &&
-	    errno == ECHILD)
+	if ((t = descendants(&n)) == NULL)
 		return 0;
-	if ((t = scan_procs(&n)) == NULL)
-		return 0;
-	queue = xmalloc((n + 1) * sizeof(*queue));
-	queue[tail++] = getpid();
-	while (head < tail) {
-		pid_t parent = queue[head++];
-
-		for (i = 0; i < n; i++) {
-			if (t[i].ppid != parent || t[i].pid == 0)
-				continue;
-			queue[tail++] = t[i].pid;
-			if (t[i].state != 'Z' && t[i].pid != spare) {
-				kill(t[i].pid, sig);
-				if (sig == SIGTERM)
-					kill(t[i].pid, SIGCONT);
-				count++;
-			}
-			t[i].pid = 0;	/* visit once */
-		}
+	for (i = 0; i < n; i++) {
+		if (t[i].state == 'Z' || t[i].pid == spare)
+			continue;
+		kill(t[i].pid, sig);
+		if (sig == SIGTERM)
+			kill(t[i].pid, SIGCONT);
+		count++;
 	}
-	free(queue);
 	free(t);
 	return count;
+}
+
+/*
+ * The CPU time of sbx's live descendants (a zombie's too, until reaped),
+ * each with its reaped children's: what getrusage(RUSAGE_CHILDREN) does
+ * not hold yet.
+ */
+int64_t
+proc_tree_cpu_ms(void)
+{
+	struct pinfo *t;
+	uint64_t ticks = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	size_t n, i;
+
+	if ((t = descendants(&n)) == NULL)
+		return 0;
+	for (i = 0; i < n; i++)
+		ticks += t[i].ticks;
+	free(t);
+	return (int64_t)(ticks * 1000 / (uint64_t)(hz > 0 ? hz : 100));
 }
 #else
 static int
@@ -618,6 +750,12 @@ kill_tree(int sig, pid_t spare)
 {
 	(void)sig;
 	(void)spare;
+	return 0;
+}
+
+int64_t
+proc_tree_cpu_ms(void)
+{
 	return 0;
 }
 #endif
@@ -677,6 +815,25 @@ drain(int *fd, struct capture *c)
 		close(*fd);
 		*fd = -1;
 	}
+}
+
+/*
+ * The command's wait status, from the shim or the keeper. Stopped, on a
+ * terminal of sbx's own (Ctrl-Z): sbx stops too, unless it is ending the
+ * run; a continue needs nothing (sbx's own SIGCONT resumed it).
+ */
+static void
+on_wait_status(struct loop *lp, int st)
+{
+	if (WIFSTOPPED(st)) {
+		if (lp->r->tty && !lp->term_sent)
+			tty_stopped(lp->r->tty);
+		return;
+	}
+	if (WIFCONTINUED(st))
+		return;
+	lp->have_cmd = 1;
+	lp->cmd_status = st;
 }
 
 /*
@@ -752,7 +909,7 @@ read_status(struct loop *lp)
 			lp->r->fail.fd = m.arg;
 			lp->r->fail.err = lp->setup_failed;
 			break;
-		case ST_WAIT: lp->have_cmd = 1; lp->cmd_status = m.val; break;
+		case ST_WAIT: on_wait_status(lp, m.val); break;
 		}
 	}
 }
@@ -768,6 +925,14 @@ reap(struct loop *lp)
 			lp->reaped = 1;
 			lp->wstatus = st;
 		}
+}
+
+/* The command's output is still open: the pipes, or the terminal. */
+static int
+output_open(const struct loop *lp)
+{
+	return lp->out >= 0 || lp->err >= 0 ||
+	    (lp->r->tty && tty_live(lp->r->tty));
 }
 
 /* The command's own process is gone (its status is known). */
@@ -807,6 +972,12 @@ on_sbx_signals(struct loop *lp)
 		for (i = 0; i < n; i++) {
 			if (sigs[i] == SIGCHLD)
 				continue;
+			if (sigs[i] == SIGWINCH || sigs[i] == SIGCONT ||
+			    sigs[i] == SIGTSTP) {
+				if (lp->r->tty)
+					tty_signal(lp->r->tty, sigs[i]);
+				continue;
+			}
 			if (lp->r->sig && lp->term_sent && !lp->killed)
 				kill_everything(lp);	/* asked twice */
 			lp->r->sig = sigs[i];
@@ -824,6 +995,9 @@ on_deadlines(struct loop *lp, int64_t now)
 		lp->r->res->timed_out = 1;
 		start_termination(lp);
 	}
+	if (lp->r->lim && !cmd_done(lp) && !lp->term_sent &&
+	    limits_check(lp->r->lim, now))
+		start_termination(lp);
 	if (lp->kill_at >= 0 && now >= lp->kill_at && !lp->killed)
 		kill_everything(lp);
 	if (lp->drain_at >= 0 && now >= lp->drain_at) {
@@ -838,6 +1012,8 @@ on_deadlines(struct loop *lp, int64_t now)
 		if (lp->err >= 0)
 			close(lp->err);
 		lp->out = lp->err = -1;
+		if (lp->r->tty)
+			tty_hangup(lp->r->tty);
 	}
 }
 
@@ -852,14 +1028,14 @@ after_cmd(struct loop *lp, int64_t now)
 	 * once the leader is reaped there is nothing left to sweep, and it
 	 * ends by itself when the shim does (bounded by the drain window).
 	 */
-	if ((lp->r->l->flags & L_PIDNS) && lp->out < 0 && lp->err < 0) {
+	if ((lp->r->l->flags & L_PIDNS) && !output_open(lp)) {
 		if (lp->reaped)
 			lp->killed = 1;
 		else if (lp->drain_at < 0)
 			lp->drain_at = now + DRAIN_MS;
 		return;
 	}
-	if (lp->out < 0 && lp->err < 0) {
+	if (!output_open(lp)) {
 		kill_everything(lp);
 		return;
 	}
@@ -899,7 +1075,7 @@ reap_all(struct loop *lp)
 static int
 finished(const struct loop *lp)
 {
-	return lp->reaped && lp->out < 0 && lp->err < 0 && lp->status < 0;
+	return lp->reaped && !output_open(lp) && lp->status < 0;
 }
 
 /* sbx's own four, then each loop part's; where each part's start. */
@@ -934,6 +1110,8 @@ poll_timeout(const struct loop *lp, int64_t now)
 
 	if (!cmd_done(lp))
 		t = earliest(t, lp->timeout_at);
+	if (!cmd_done(lp) && !lp->term_sent && lp->r->lim)
+		t = earliest(t, limits_deadline(lp->r->lim));
 	if (!lp->killed)
 		t = earliest(t, lp->kill_at);
 	t = earliest(t, lp->drain_at);
@@ -1060,7 +1238,7 @@ proc_run(struct run *r, struct sbx_err *e)
 	lp.timeout_at = lp.kill_at = lp.drain_at = -1;
 	if (r->nparts > MAX_PARTS)
 		return sbx_errf(e, ERR_INTERNAL, "too many loop parts");
-	if (proc_init() < 0)
+	if (proc_init() < 0 || (r->tty && catch_tty_signals() < 0))
 		return sbx_errf(e, ERR_SPAWN, "signals: %s", strerror(errno));
 	if (spawn(&lp, e) < 0)
 		return -1;

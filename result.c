@@ -280,6 +280,43 @@ field_streams(struct buf *b, int json, const struct exec_result *r)
 	field_stream(b, json, "stderr", r->err);
 }
 
+/* limit=NAME[,NAME]: the limits that ended or hampered the command. */
+static void
+field_limit(struct buf *b, int json, unsigned limit)
+{
+	static const struct { unsigned bit; const char *name; } names[] = {
+		{ LIMIT_MEM, "memory" }, { LIMIT_PROCS, "procs" },
+		{ LIMIT_FSIZE, "file_size" }, { LIMIT_CPU, "cpu" }
+	};
+	char v[64] = "";
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (limit & names[i].bit) {
+			if (v[0])
+				strcat(v, ",");
+			strcat(v, names[i].name);
+		}
+	if (v[0])
+		field_cstr(b, json, "limit", v);
+}
+
+/* The tree's usage, once the command ran; the cgroup's where one held it. */
+static void
+field_usage(struct buf *b, int json, const struct exec_result *r)
+{
+	if (!r->have_usage)
+		return;
+	field_num(b, json, "cpu_user_ms", 1, r->cpu_user_ms);
+	field_num(b, json, "cpu_sys_ms", 1, r->cpu_sys_ms);
+	field_num(b, json, "max_rss_kb", 1, r->max_rss_kb);
+	if (r->mem_peak_kb > 0)
+		field_num(b, json, "mem_peak_kb", 1, r->mem_peak_kb);
+	if (r->procs_peak > 0)
+		field_num(b, json, "procs_peak", 1, r->procs_peak);
+	field_limit(b, json, r->limit);
+}
+
 int
 result_write(int fd, const struct exec_result *r, int json)
 {
@@ -299,6 +336,7 @@ result_write(int fd, const struct exec_result *r, int json)
 	field_bool(&b, json, "timed_out", r->timed_out);
 	field_bool(&b, json, "aborted", r->aborted);
 	field_num(&b, json, "duration_ms", 1, r->duration_ms);
+	field_usage(&b, json, r);
 	field_streams(&b, json, r);
 	if (r->blocked.n > 0) {
 		for (i = 0; i < r->blocked.n; i++)

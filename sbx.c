@@ -49,7 +49,8 @@ enum {
 	OPT_DENY_WRITE = 256, OPT_DENY_READ, OPT_SCOPE, OPT_NO_NET, OPT_NET,
 	OPT_ALLOW_HOST, OPT_ALLOW_PRIVATE, OPT_SANDBOX, OPT_BACKEND,
 	OPT_DRY_RUN, OPT_PASSTHROUGH, OPT_RESULT, OPT_FORMAT, OPT_PROBE,
-	OPT_NO_PROTECT, OPT_ALLOW_UNIX
+	OPT_NO_PROTECT, OPT_ALLOW_UNIX, OPT_TTY, OPT_NO_TTY, OPT_MEM,
+	OPT_PROCS, OPT_FILE_SIZE, OPT_CPU
 };
 
 static const struct option longopts[] = {
@@ -68,10 +69,16 @@ static const struct option longopts[] = {
 	{ "timeout",		required_argument, NULL, 't' },
 	{ "kill-after",		required_argument, NULL, 'k' },
 	{ "max-output",		required_argument, NULL, 'm' },
+	{ "mem",		required_argument, NULL, OPT_MEM },
+	{ "procs",		required_argument, NULL, OPT_PROCS },
+	{ "file-size",		required_argument, NULL, OPT_FILE_SIZE },
+	{ "cpu",		required_argument, NULL, OPT_CPU },
 	{ "sandbox",		required_argument, NULL, OPT_SANDBOX },
 	{ "backend",		required_argument, NULL, OPT_BACKEND },
 	{ "dry-run",		no_argument,	   NULL, OPT_DRY_RUN },
 	{ "passthrough",	no_argument,	   NULL, OPT_PASSTHROUGH },
+	{ "tty",		no_argument,	   NULL, OPT_TTY },
+	{ "no-tty",		no_argument,	   NULL, OPT_NO_TTY },
 	{ "result",		required_argument, NULL, OPT_RESULT },
 	{ "format",		required_argument, NULL, OPT_FORMAT },
 	{ "probe",		no_argument,	   NULL, OPT_PROBE },
@@ -108,6 +115,10 @@ usage(FILE *f)
 "  -t, --timeout DUR       stop the command after DUR (1.5, 500ms, 30s, 2m, 1h)\n"
 "  -k, --kill-after DUR    grace between SIGTERM and SIGKILL (default 2s)\n"
 "  -m, --max-output SIZE   per-stream capture cap (default 1M; K, M, G)\n"
+"      --mem SIZE          memory limit for the command's tree\n"
+"      --procs N           limit on processes and threads\n"
+"      --file-size SIZE    no file written may grow past SIZE\n"
+"      --cpu DUR           CPU-time limit\n"
 "executor:\n"
 "      --sandbox MODE      os (default), auto, or host\n"
 "      --backend NAME      bwrap, landlock or seatbelt\n"
@@ -115,6 +126,8 @@ usage(FILE *f)
 "      --probe             which backends work here, and why not\n"
 "output:\n"
 "      --passthrough       output straight through, uncaptured\n"
+"      --tty, --no-tty     a pseudo-terminal of sbx's own for the command\n"
+"                          (default with --passthrough on a terminal), or never\n"
 "      --result FILE       write the ExecResult to FILE\n"
 "      --format FMT        kv (default) or json\n"
 "  -h, --help              this help\n"
@@ -124,6 +137,7 @@ usage(FILE *f)
 static struct sbx_opts opts;
 static int result_fd = -1;
 static const char *executor;	/* the row that ran or failed, for results */
+static struct limits *lim;	/* how the resource limits hold */
 
 /* The one place that reports an sbx failure; exits 125. */
 static void
@@ -131,6 +145,7 @@ fail(const struct sbx_err *e, int write_result)
 {
 	struct exec_result r;
 
+	tty_restore();		/* the message on a terminal as found */
 	fprintf(stderr, "sbx: %s\n", e->msg);
 	if (write_result && (result_fd >= 0 || !opts.passthrough)) {
 		memset(&r, 0, sizeof(r));
@@ -167,6 +182,7 @@ struct raw {
 	const char	*root;
 	const char	*script;
 	int		 net, no_net;
+	int		 tty, no_tty;
 };
 
 static void
@@ -216,6 +232,28 @@ set_duration(const char *opt, const char *arg, int64_t *ms)
 }
 
 static void
+set_size(const char *opt, const char *arg, size_t *size)
+{
+	if (parse_size(arg, size) < 0)
+		usage_err("%s %s: not a size (1M, 512K, ...; at most 64G)",
+		    opt, shown(arg));
+}
+
+/* A count of processes: at most the kernel's own ceiling of pids. */
+static void
+set_count(const char *opt, const char *arg, long *n)
+{
+	char *end;
+
+	errno = 0;
+	*n = strtol(arg, &end, 10);
+	if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || errno ||
+	    *n > 4194304)
+		usage_err("%s %s: not a number of processes (0 to 4194304)",
+		    opt, shown(arg));
+}
+
+static void
 parse_opt(int c, const char *arg, struct raw *raw)
 {
 	switch (c) {
@@ -237,11 +275,14 @@ parse_opt(int c, const char *arg, struct raw *raw)
 		break;
 	case 't': set_duration("--timeout", arg, &opts.timeout_ms); break;
 	case 'k': set_duration("--kill-after", arg, &opts.kill_after_ms); break;
-	case 'm':
-		if (parse_size(arg, &opts.max_output) < 0)
-			usage_err("--max-output %s: not a size (1M, 512K, ...; "
-			    "at most 64G)", shown(arg));
+	case 'm': set_size("--max-output", arg, &opts.max_output); break;
+	case OPT_MEM: set_size("--mem", arg, &opts.mem); break;
+	case OPT_FILE_SIZE: set_size("--file-size", arg, &opts.file_size);
 		break;
+	case OPT_PROCS: set_count("--procs", arg, &opts.procs); break;
+	case OPT_CPU: set_duration("--cpu", arg, &opts.cpu_ms); break;
+	case OPT_TTY: opts.tty = TTY_ON; raw->tty = 1; break;
+	case OPT_NO_TTY: opts.tty = TTY_OFF; raw->no_tty = 1; break;
 	case OPT_SANDBOX: opts.mode = parse_mode(arg); break;
 	case OPT_BACKEND: opts.backend = parse_backend(arg); break;
 	case OPT_DRY_RUN: opts.dry_run = 1; break;
@@ -323,6 +364,8 @@ check_conflicts(const struct raw *raw)
 		usage_err("--no-net and --allow-host: pick one");
 	if (opts.mode == SANDBOX_HOST && opts.backend != NULL)
 		usage_err("--sandbox host and --backend: host runs no sandbox");
+	if (raw->tty && raw->no_tty)
+		usage_err("--tty and --no-tty: pick one");
 	opts.net = raw->net ? NET_ALL : opts.nhosts ? NET_PROXY : NET_NONE;
 }
 
@@ -579,8 +622,11 @@ check_inherited(struct sbx_err *e)
 {
 	struct stat st;
 	int fd, fl, last = opts.passthrough ? 2 : 0;
+	unsigned tty = tty_wanted(&opts);
 
 	for (fd = 0; fd <= last; fd++) {
+		if (tty & (1U << fd))
+			continue;	/* sbx's own terminal there */
 		if ((fl = fcntl(fd, F_GETFL)) < 0 || fstat(fd, &st) < 0)
 			return sbx_errf(e, ERR_POLICY, "%s: %s",
 			    std_fd_name[fd], strerror(errno));
@@ -650,6 +696,8 @@ plan(struct attempt *a, const struct policy *pol, struct sbx_err *e)
 	pl.o = &opts;
 	pl.pol = pol;
 	pl.env = &a->env;
+	pl.tty_fds = tty_wanted(&opts);
+	pl.lim = lim;
 	a->l.be = a->be;
 	return a->be->build(&pl, &a->l, e);
 }
@@ -706,9 +754,11 @@ static int
 probe(void)
 {
 	const struct backend *b, *first = NULL;
+	struct strv lines = { NULL, 0, 0 };
 	struct utsname u;
 	struct sbx_err e;
 	char info[512];
+	size_t i;
 	int ok;
 
 	if (uname(&u) == 0 && strcmp(u.sysname, "Linux") == 0)
@@ -727,6 +777,10 @@ probe(void)
 			first = b;
 	}
 	printf("default=%s\n", first ? first->name : "none");
+	limits_probe(&opts, &lines);
+	for (i = 0; i < lines.n; i++)
+		printf("%s\n", lines.v[i]);
+	strv_free(&lines);
 	return first ? 0 : EXIT_SBX;
 }
 
@@ -750,12 +804,38 @@ exit_status(const struct run *r, const struct sbx_err *e)
 	return res->exit_code;
 }
 
-/* One run of the launch; the proxy lives exactly as long as it. */
+/* The run's loop parts: the proxy's, the terminal's. */
+static size_t
+loop_parts(struct attempt *a, struct tty *tty, struct loop_part *part)
+{
+	size_t n = 0;
+
+	if (a->proxy) {
+		part[n].ctx = a->proxy;
+		part[n].pollfds = proxy_pollfds;
+		part[n].handle = proxy_handle;
+		part[n++].deadline = proxy_deadline;
+	}
+	if (tty) {
+		part[n].ctx = tty;
+		part[n].pollfds = tty_pollfds;
+		part[n].handle = tty_handle;
+		part[n++].deadline = tty_deadline;
+	}
+	return n;
+}
+
+/*
+ * One run of the launch; the proxy lives exactly as long as it, the
+ * terminal (when there is one) and the limits' groups too.
+ */
 static int
 run_once(struct attempt *a, struct run *r, struct exec_result *res,
     struct sbx_err *e)
 {
-	struct loop_part part;
+	struct loop_part part[2];
+	unsigned fds = tty_wanted(&opts);
+	struct tty *tty = NULL;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
@@ -772,17 +852,24 @@ run_once(struct attempt *a, struct run *r, struct exec_result *res,
 	r->timeout_ms = opts.timeout_ms;
 	r->kill_after_ms = opts.kill_after_ms;
 	r->res = res;
-	if (a->proxy) {
-		part.ctx = a->proxy;
-		part.pollfds = proxy_pollfds;
-		part.handle = proxy_handle;
-		part.deadline = proxy_deadline;
-		r->parts = &part;
-		r->nparts = 1;
-	}
-	if (a->be->prepare && a->be->prepare(&a->l, e) < 0)
+	r->lim = lim;
+	if (fds && tty_open(&tty, fds, res->out, e) < 0) {
+		tty_close(tty);
 		return -1;
+	}
+	r->tty = tty;
+	r->nparts = loop_parts(a, tty, part);
+	r->parts = r->nparts ? part : NULL;
+	if (limits_prepare(lim, &a->l, fds && !(a->l.flags & L_SHIM), e) < 0 ||
+	    (a->be->prepare && a->be->prepare(&a->l, e) < 0)) {
+		limits_finish(lim, res);
+		tty_close(tty);
+		return -1;
+	}
 	rc = proc_run(r, e);
+	tty_close(tty);
+	r->tty = NULL;
+	limits_finish(lim, res);
 	if (a->be->finish)
 		a->be->finish(&a->l);
 	if (a->be->report)
@@ -872,6 +959,7 @@ dry(const struct policy *pol, const struct backend *be)
 	a.be = be;
 	if (plan(&a, pol, &e) < 0)
 		fail(&e, 1);
+	limits_describe(lim, &a.l.dry);
 	dry_run(&a.l);
 	attempt_free(&a);
 	return 0;
@@ -884,6 +972,8 @@ teardown(struct raw *raw, struct policy *pol)
 	size_t i;
 
 	policy_free(pol);
+	limits_free(lim);
+	lim = NULL;
 	strv_free(&raw->write);
 	strv_free(&raw->deny_write);
 	strv_free(&raw->deny_read);
@@ -919,7 +1009,7 @@ hold_std_fds(void)
 			exit(EXIT_SBX);
 }
 
-/* The policy, and the row that will run it (or sbx fails here). */
+/* The policy, the row that will run it, and how each limit holds. */
 static const struct backend *
 choose(struct policy *pol)
 {
@@ -933,6 +1023,8 @@ choose(struct policy *pol)
 		fail(&e, 1);
 	if ((be = select_row(backends, &reasons, &e)) == NULL &&
 	    (be = unconfined(&e)) == NULL)
+		fail(&e, 1);
+	if (limits_plan(&opts, &lim, &e) < 0)
 		fail(&e, 1);
 	return be;
 }

@@ -60,6 +60,7 @@ struct strv {
 
 enum sandbox_mode { SANDBOX_OS, SANDBOX_AUTO, SANDBOX_HOST };
 enum net_mode { NET_NONE, NET_ALL, NET_PROXY };
+enum tty_mode { TTY_AUTO, TTY_ON, TTY_OFF };
 
 /* One --allow-host pattern, validated and normalised (proxy_pattern()). */
 struct host_pattern {
@@ -88,6 +89,11 @@ struct sbx_opts {
 	enum sandbox_mode mode;
 	const char	 *backend;	/* --backend as given, or NULL */
 	int		  passthrough;
+	enum tty_mode	  tty;		/* --tty, --no-tty */
+	size_t		  mem;		/* --mem; 0: no limit */
+	long		  procs;	/* --procs */
+	size_t		  file_size;	/* --file-size */
+	int64_t		  cpu_ms;	/* --cpu */
 	int		  json;
 	int		  dry_run;
 	int		  probe;
@@ -146,6 +152,9 @@ struct plan {
 	int			 bridge_fd;	/* the proxy's bridge for the child, or -1 */
 	int			 proxy_port;	/* the proxy on 127.0.0.1 (no bridge), or 0 */
 	const char		*tmpdir;	/* the run's private temp folder, or NULL */
+	unsigned		 tty_fds;	/* the command's fds (bits 0-2) that
+						   are sbx's pseudo-terminal */
+	const struct limits	*lim;		/* how each resource limit holds */
 };
 
 /* A descriptor the child gets at a fixed number. */
@@ -171,6 +180,8 @@ struct launch {
 	size_t		 nfd;
 	int		 status_fd;	/* the child's end of the status socket */
 	unsigned	 flags;		/* L_* */
+	int		 helpers;	/* processes of the sandbox's own (bwrap,
+					   the shim) that --procs does not count */
 	int		(*confine)(void *);	/* in the child before exec, on priv */
 	void		(*take_fd)(void *, int, pid_t);	/* a descriptor the
 					   child reported (ST_FD), and its pid */
@@ -184,6 +195,7 @@ struct launch {
 #define L_SPARE_LEADER	0x4	/* SIGTERM the leader's descendants, not it */
 #define L_KEEPER	0x8	/* no pid namespace: a keeper process of sbx's
 				   ends the tree should sbx die (proc.c) */
+#define L_OWN_NPROC	0x10	/* RLIMIT_NPROC is set inside, by the shim */
 
 /* Why the sandbox did not start, as the child or the shim reported it. */
 struct start_fail {
@@ -220,6 +232,12 @@ struct backend {
 #define BE_CAPTURE	0x8	/* the proxy is reached at 127.0.0.1:BRIDGE_PORT,
 				   redirected to its listener (the supervisor) */
 
+/* A resource limit that ended or hampered the command (limit=NAME). */
+#define LIMIT_MEM	0x1
+#define LIMIT_PROCS	0x2
+#define LIMIT_FSIZE	0x4
+#define LIMIT_CPU	0x8
+
 struct exec_result {
 	const char	*executor;	/* the backend's name, or NULL */
 	int		 isolated;
@@ -235,6 +253,13 @@ struct exec_result {
 	struct strv	 blocked;	/* hosts the proxy refused */
 	struct strv	 denied;	/* "OP PATH": the first few refusals */
 	uint64_t	 ndenied;	/* and how many in all */
+	int		 have_usage;	/* the command ran: usage known */
+	int64_t		 cpu_user_ms;	/* the whole tree's */
+	int64_t		 cpu_sys_ms;
+	int64_t		 max_rss_kb;	/* the largest process's peak */
+	int64_t		 mem_peak_kb;	/* the cgroup's; 0: no memory cgroup */
+	int64_t		 procs_peak;	/* the cgroup's; 0: no pids cgroup */
+	unsigned	 limit;		/* LIMIT_*: what ended or hampered it */
 	enum err_kind	 error;
 	const char	*error_message;
 };
@@ -360,8 +385,12 @@ struct loop_part {
 	int64_t	(*deadline)(const void *);
 };
 
+struct tty;
+struct limits;
 struct run {
 	const struct launch	*l;
+	struct tty		*tty;		/* a terminal of sbx's own, or NULL */
+	struct limits		*lim;		/* resource limits and usage */
 	const char		*cwd;
 	const char		*what;		/* the command's name */
 	int64_t			 timeout_ms;
@@ -392,11 +421,54 @@ enum status_kind {
 enum setup_step {
 	STEP_CHDIR, STEP_FDS, STEP_REOPEN, STEP_DEVICES, STEP_CAPS,
 	STEP_SECCOMP, STEP_LANDLOCK, STEP_BRIDGE, STEP_SHIM, STEP_KEEPER,
-	NSTEPS
+	STEP_TTY, STEP_LIMITS, NSTEPS
 };
 void	 proc_status(int, int, int, int, int);
 int	 proc_give_fd(int, int);
 void	 proc_signals_default(void);
+int	 proc_wait_report(pid_t, int, int);
+int64_t	 proc_tree_cpu_ms(void);
+
+/*
+ * tty.c: a pseudo-terminal of sbx's own. The command gets its slave as
+ * its controlling terminal; sbx relays the bytes in the one loop (a loop
+ * part), keeps the user's terminal raw for the run and restores it on
+ * every way out, and passes window sizes, stops and continues on.
+ */
+unsigned tty_wanted(const struct sbx_opts *);
+int	 tty_open(struct tty **, unsigned, struct capture *, struct sbx_err *);
+int	 tty_slave(const struct tty *);
+unsigned tty_fds(const struct tty *);
+void	 tty_started(struct tty *);
+void	 tty_signal(struct tty *, int);
+void	 tty_stopped(struct tty *);
+int	 tty_live(const struct tty *);
+void	 tty_hangup(struct tty *);
+void	 tty_close(struct tty *);
+void	 tty_restore(void);
+size_t	 tty_pollfds(void *, struct pollfd *, size_t);
+void	 tty_handle(void *, const struct pollfd *, size_t);
+int64_t	 tty_deadline(const void *);
+int	 tty_take(int);
+void	 tty_foreground(int);
+void	 tty_give(int, pid_t);
+
+/*
+ * limits.c: --mem, --procs, --file-size and --cpu, each by the strongest
+ * mechanism here (a cgroup, else an rlimit), and the tree's usage.
+ */
+int	 limits_plan(const struct sbx_opts *, struct limits **,
+	    struct sbx_err *);
+long	 limits_nproc(const struct limits *);
+void	 limits_describe(const struct limits *, struct strv *);
+void	 limits_probe(const struct sbx_opts *, struct strv *);
+int	 limits_prepare(struct limits *, const struct launch *, int,
+	    struct sbx_err *);
+int	 limits_child(const struct limits *, unsigned);
+int64_t	 limits_deadline(const struct limits *);
+int	 limits_check(struct limits *, int64_t);
+void	 limits_finish(struct limits *, struct exec_result *);
+void	 limits_free(struct limits *);
 
 /* shim.c: sbx's own process inside the bwrap and Seatbelt sandboxes */
 int	 shim_check(const struct sbx_opts *, struct sbx_err *);

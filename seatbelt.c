@@ -356,6 +356,7 @@ seatbelt_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	 * a command it cannot run with its own status, not 127 or 126.
 	 */
 	l->flags = L_SHIM;
+	l->helpers = 1;		/* the shim */
 	l->status_fd = FD_STATUS;
 	strv_push(&l->argv, SANDBOX_EXEC);
 	strv_push(&l->argv, "-p");
@@ -363,6 +364,9 @@ seatbelt_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	strv_push(&l->argv, "--");
 	strv_push(&l->argv, o->self);
 	strv_push(&l->argv, SHIM_ARG);
+	/* sbx's own terminal: the shim leads the session and takes it. */
+	if (pl->tty_fds)
+		strv_push(&l->argv, "--tty");
 	strv_push(&l->argv, "--");
 	for (c = o->cmd; c != NULL && *c != NULL; c++)
 		strv_push(&l->argv, *c);

@@ -3,7 +3,7 @@
  * Seatbelt sandboxes as the command's parent:
  *
  *	sbx --sbx-internal-shim [--ro-dev] [--seccomp] [--bridge]
- *	    [--wrapped-env] [--reopen FD PATH]... -- CMD...
+ *	    [--wrapped-env] [--tty] [--procs N] [--reopen FD PATH]... -- CMD...
  *
  * It runs only as part of a launch: proc.c queues a go message on the
  * status socket (FD_STATUS) before the sandbox starts, and without one the
@@ -28,6 +28,14 @@
  * with its step and nothing runs. The shim ignores SIGTERM, SIGINT and
  * SIGHUP so that it outlives the command to report it; sbx's SIGKILL ends
  * it.
+ *
+ * With --tty, fd 0 is sbx's own pseudo-terminal: the shim, the session's
+ * leader (bwrap's --new-session; proc.c's setsid() under Seatbelt), takes
+ * it as its controlling terminal and runs the command in a process group
+ * of its own in its foreground, as a shell runs a job, so that Ctrl-C and
+ * Ctrl-Z reach the command; it reports the command's stops and continues
+ * too. With --procs N it sets RLIMIT_NPROC for the command: counted in the
+ * sandbox's own user namespace, N more than the shim and its bridge.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,6 +47,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -217,8 +226,10 @@ command_env(int wrapped)
 }
 
 static void
-run_command(char **cmd, char **envp)
+run_command(char **cmd, char **envp, int tty)
 {
+	if (tty)
+		tty_foreground(0);
 	proc_signals_default();
 	exec_command(cmd, envp);
 	send_status(ST_EXEC, 0, 0, errno);
@@ -269,22 +280,33 @@ shim_check(const struct sbx_opts *o, struct sbx_err *e)
 	return 0;
 }
 
+struct shim_opts {
+	int	 bridge, ro_dev, seccomp, wrapped, tty;
+	long	 procs;
+};
+
 /* The shim's options; the index of "--", or -1 when they are not its. */
 static int
-parse(int argc, char **argv, int *bridge, int *ro_dev, int *seccomp,
-    int *wrapped)
+parse(int argc, char **argv, struct shim_opts *so)
 {
+	char *end;
 	int i;
 
 	for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (strcmp(argv[i], "--bridge") == 0)
-			*bridge = 1;
+			so->bridge = 1;
+		else if (strcmp(argv[i], "--tty") == 0)
+			so->tty = 1;
+		else if (strcmp(argv[i], "--procs") == 0 && i + 1 < argc &&
+		    (so->procs = strtol(argv[i + 1], &end, 10)) > 0 &&
+		    *end == '\0')
+			i++;
 		else if (strcmp(argv[i], "--ro-dev") == 0)
-			*ro_dev = 1;
+			so->ro_dev = 1;
 		else if (strcmp(argv[i], "--seccomp") == 0)
-			*seccomp = 1;
+			so->seccomp = 1;
 		else if (strcmp(argv[i], "--wrapped-env") == 0)
-			*wrapped = 1;
+			so->wrapped = 1;
 		else if (strcmp(argv[i], "--reopen") == 0 && i + 2 < argc &&
 		    argv[i + 1][0] >= '0' && argv[i + 1][0] <= '2' &&
 		    argv[i + 1][1] == '\0' && argv[i + 2][0] == '/')
@@ -315,11 +337,31 @@ reopen_all(int argc, char **argv, int end)
 	return 0;
 }
 
+/*
+ * Before the command: the terminal taken, RLIMIT_NPROC set (the shim and
+ * its bridge already count). The failed step, or -1.
+ */
+static int
+job_setup(const struct shim_opts *so)
+{
+	struct rlimit r;
+
+	if (so->tty && tty_take(0) < 0)
+		return STEP_TTY;
+	if (so->procs > 0) {
+		r.rlim_cur = r.rlim_max = (rlim_t)(so->procs + 1 + so->bridge);
+		if (setrlimit(RLIMIT_NPROC, &r) < 0)
+			return STEP_LIMITS;
+	}
+	return -1;
+}
+
 int
 shim_main(int argc, char **argv)
 {
-	int i, bridge = 0, ro_dev = 0, seccomp = 0, wrapped = 0, st, step;
-	pid_t pid, w;
+	struct shim_opts so;
+	int i, st, step;
+	pid_t pid;
 
 	if (!launched_by_sbx()) {
 		fprintf(stderr, "sbx: %s: for sbx's own use inside a sandbox "
@@ -337,23 +379,28 @@ shim_main(int argc, char **argv)
 		return EXIT_SBX;
 #endif
 	set_cloexec(FD_STATUS);
-	if ((i = parse(argc, argv, &bridge, &ro_dev, &seccomp, &wrapped)) < 0) {
+	memset(&so, 0, sizeof(so));
+	if ((i = parse(argc, argv, &so)) < 0) {
 		send_status(ST_SETUP, STEP_SHIM, 0, EINVAL);
 		return EXIT_SBX;
 	}
-	if (bridge)
+	if (so.bridge)
 		set_cloexec(FD_BRIDGE);
 	if (reopen_all(argc, argv, i) < 0)
 		return EXIT_SBX;
-	if ((step = confine(ro_dev, seccomp)) >= 0) {
+	if ((step = confine(so.ro_dev, so.seccomp)) >= 0) {
 		send_status(ST_SETUP, step, 0, errno);
 		return EXIT_SBX;
 	}
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
-	if (bridge && start_bridge() < 0) {
+	if (so.bridge && start_bridge() < 0) {
 		send_status(ST_SETUP, STEP_BRIDGE, 0, errno);
+		return EXIT_SBX;
+	}
+	if ((step = job_setup(&so)) >= 0) {
+		send_status(ST_SETUP, step, 0, errno);
 		return EXIT_SBX;
 	}
 	send_status(ST_STARTED, 0, 0, 0);
@@ -362,12 +409,14 @@ shim_main(int argc, char **argv)
 		return EXIT_SBX;
 	}
 	if (pid == 0)
-		run_command(argv + i + 1, command_env(wrapped));
-	while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
-		;
-	if (w < 0)
+		run_command(argv + i + 1, command_env(so.wrapped), so.tty);
+	if (so.tty) {
+		/* Both sides, as a shell does: whichever runs first. */
+		setpgid(pid, pid);
+		tcsetpgrp(0, pid);
+	}
+	if ((st = proc_wait_report(pid, FD_STATUS, so.tty)) < 0)
 		return EXIT_SBX;
-	send_status(ST_WAIT, 0, 0, st);
 	if (WIFSIGNALED(st))
 		return 128 + WTERMSIG(st);
 	return WEXITSTATUS(st);

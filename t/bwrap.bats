@@ -530,7 +530,7 @@ bw() {
 	[ "$status" -eq 0 ]
 }
 
-@test "terminal: no controlling terminal inside, so TIOCSTI cannot type into the user's shell" {
+@test "terminal: --no-tty leaves no controlling terminal inside, so TIOCSTI cannot type into the user's shell" {
 	require_cmd script
 	require_cmd setsid
 	# The probe reports through a file, not the terminal: script(1) gives
@@ -546,7 +546,7 @@ bw() {
 	grep -qx HAVE_TTY "$out/outside"
 	sti_works=0
 	grep -qx STI_OK "$out/outside" && sti_works=1
-	SHELL=/bin/sh setsid script -qec "$(shquote "$SBX" --backend bwrap --passthrough -C "$ws" -- sh -c "$probe" sh "$ws/inside")" /dev/null </dev/null >/dev/null
+	SHELL=/bin/sh setsid script -qec "$(shquote "$SBX" --backend bwrap --passthrough --no-tty -C "$ws" -- sh -c "$probe" sh "$ws/inside")" /dev/null </dev/null >/dev/null
 	echo "inside: $(cat "$ws/inside")"
 	grep -qx NO_TTY "$ws/inside"
 	if [ "$sti_works" = 1 ]; then
