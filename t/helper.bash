@@ -12,6 +12,8 @@
 #   landlock  the Landlock sandbox under attack
 #   seccomp   the seccomp filter, on both Linux backends
 #   proxy     the --allow-host proxy
+#   tty       sbx's own terminal, driven through a real pty (t/term.py)
+#   limits    --mem, --procs, --file-size, --cpu, and the usage keys
 #   seatbelt  the Seatbelt profile text, golden, on every platform
 #   macos     the Seatbelt sandbox under attack, on a real Mac only
 # shellcheck shell=bash
