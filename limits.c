@@ -79,6 +79,7 @@ struct limits {
 
 static struct limits *current;	/* for the exit path */
 static void at_exit(void);
+static int64_t first_look(int64_t);
 
 /* ---- cgroup files ---- */
 
@@ -583,7 +584,7 @@ limits_prepare(struct limits *lim, const struct launch *l, int keeper,
 		return -1;
 	plan_rlimits(lim, l->flags, keeper);
 	if (lim->o->cpu_ms > 0)
-		lim->cpu_next = now_ms() + lim->o->cpu_ms;
+		lim->cpu_next = now_ms() + first_look(lim->o->cpu_ms);
 	return 0;
 }
 
@@ -634,16 +635,24 @@ limits_deadline(const struct limits *lim)
 }
 
 /*
- * Whether the tree's CPU time reached --cpu. The tree can spend at most
- * one CPU's worth per CPU per unit of time, so the next look is due when
- * what is left could be spent at the earliest: few looks while far from
- * the limit, close ones near it.
+ * The tree can spend at most one CPU's worth per CPU per unit of time, so
+ * the next look at it is due when what is left could be spent at the
+ * earliest: few looks while far from the limit, close ones near it.
  */
+static int64_t
+first_look(int64_t left_ms)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	left_ms /= ncpu > 0 ? ncpu : 1;
+	return left_ms > 20 ? left_ms : 20;
+}
+
+/* Whether the tree's CPU time reached --cpu. */
 int
 limits_check(struct limits *lim, int64_t now)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int64_t used, left;
+	int64_t used;
 
 	if (lim->cpu_next < 0 || now < lim->cpu_next)
 		return 0;
@@ -653,8 +662,7 @@ limits_check(struct limits *lim, int64_t now)
 		lim->cpu_next = -1;
 		return 1;
 	}
-	left = (lim->o->cpu_ms - used) / (ncpu > 0 ? ncpu : 1);
-	lim->cpu_next = now + (left > 20 ? left : 20);
+	lim->cpu_next = now + first_look(lim->o->cpu_ms - used);
 	return 0;
 }
 

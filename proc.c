@@ -224,7 +224,9 @@ proc_signals_default(void)
 /*
  * Wait for pid and report each change of it on fd (ST_WAIT, the wait
  * status as is): with jobctl also its stops and continues. Its last
- * status, or -1. For the shim and the terminal's keeper.
+ * status, or -1. For the shim and the terminal's keeper. Any other child
+ * is reaped on the way: the shim is the init of bwrap's pid namespace,
+ * where the command's orphans go.
  */
 int
 proc_wait_report(pid_t pid, int fd, int jobctl)
@@ -233,11 +235,13 @@ proc_wait_report(pid_t pid, int fd, int jobctl)
 	pid_t w;
 
 	for (;;) {
-		w = waitpid(pid, &st, opt);
+		w = waitpid(-1, &st, opt);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0)
 			return -1;
+		if (w != pid)
+			continue;
 		proc_status(fd, ST_WAIT, 0, 0, st);
 		if (!WIFSTOPPED(st) && !WIFCONTINUED(st))
 			return st;

@@ -338,6 +338,24 @@ reopen_all(int argc, char **argv, int end)
 }
 
 /*
+ * As the init of bwrap's pid namespace, once the command has ended: what
+ * it left is killed (as the namespace's end would) and reaped here. The
+ * kernel's own end of a namespace reaps with SIGCHLD ignored, which drops
+ * the CPU time of whatever it reaps from every parent's count, and so
+ * from the usage in sbx's result. Not as anything but pid 1: kill(-1)
+ * would reach every process of the user.
+ */
+static void
+end_namespace(void)
+{
+	if (getpid() != 1)
+		return;
+	kill(-1, SIGKILL);
+	while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
+		;
+}
+
+/*
  * Before the command: the terminal taken, RLIMIT_NPROC set (the shim and
  * its bridge already count). The failed step, or -1.
  */
@@ -417,6 +435,7 @@ shim_main(int argc, char **argv)
 	}
 	if ((st = proc_wait_report(pid, FD_STATUS, so.tty)) < 0)
 		return EXIT_SBX;
+	end_namespace();
 	if (WIFSIGNALED(st))
 		return 128 + WTERMSIG(st);
 	return WEXITSTATUS(st);
