@@ -11,7 +11,7 @@
  * Invariants: every descriptor opened here is close-on-exec; sbx never
  * sets O_NONBLOCK on a descriptor it shares with its caller (it writes to
  * its standard output only after poll() said it may, at most PIPE_BUF at a
- * time to anything but a regular file); the user's terminal is raw only
+ * time to a pipe, a socket or a terminal); the user's terminal is raw only
  * while the command runs in the foreground, and tty_restore() puts back
  * the exact modes found, from every way out: the end of the run, fail(),
  * exit(), and before sbx stops itself with the command.
@@ -137,8 +137,9 @@ tty_open(struct tty **tp, unsigned fds, struct capture *cap,
 	t->out = cap ? -1 : 1;
 	t->user = first_tty();
 	t->live = 1;
-	t->chunk = fstat(1, &st) == 0 && S_ISREG(st.st_mode) ? RELAY_BUF :
-	    PIPE_BUF;
+	/* Only a pipe, a socket or a terminal can make a write block. */
+	t->chunk = fstat(1, &st) == 0 && (S_ISFIFO(st.st_mode) ||
+	    S_ISSOCK(st.st_mode) || isatty(1)) ? PIPE_BUF : RELAY_BUF;
 	*tp = t;
 	if (!registered && atexit(tty_restore) == 0)
 		registered = 1;
@@ -406,33 +407,30 @@ write_up(struct tty *t)
 		send_eof(t);
 }
 
-/* The command's output, until the master would block; EIO: hung up. */
+/*
+ * The command's output: one read per readiness, which is all a terminal
+ * holds at a time (a read until EAGAIN cost a system call per 4 KiB).
+ * EIO, or 0: every holder of the slave is gone.
+ */
 static void
 read_down(struct tty *t)
 {
 	static char buf[RELAY_BUF];
 	ssize_t n;
 
-	for (;;) {
-		if (t->cap)
-			n = read(t->master, buf, sizeof(buf));
-		else if (room(&t->down) == 0)
-			return;
-		else
-			n = read(t->master, t->down.b + t->down.off +
-			    t->down.len, room(&t->down));
-		if (n > 0 && t->cap)
-			capture_add(t->cap, buf, (size_t)n);
-		else if (n > 0)
-			t->down.len += (size_t)n;
-		else if (n < 0 && errno == EINTR)
-			continue;
-		else {
-			if (n == 0 || errno != EAGAIN)
-				t->live = 0;
-			return;
-		}
-	}
+	if (t->cap)
+		n = read(t->master, buf, sizeof(buf));
+	else if (room(&t->down) == 0)
+		return;
+	else
+		n = read(t->master, t->down.b + t->down.off + t->down.len,
+		    room(&t->down));
+	if (n > 0 && t->cap)
+		capture_add(t->cap, buf, (size_t)n);
+	else if (n > 0)
+		t->down.len += (size_t)n;
+	else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		t->live = 0;
 }
 
 static void
