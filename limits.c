@@ -557,7 +557,7 @@ add_rlimit(struct limits *lim, int res, rlim_t cur, rlim_t max)
 }
 
 static void
-plan_rlimits(struct limits *lim, unsigned flags, int keeper)
+plan_rlimits(struct limits *lim, unsigned flags)
 {
 	const struct sbx_opts *o = lim->o;
 	rlim_t secs, n;
@@ -566,7 +566,7 @@ plan_rlimits(struct limits *lim, unsigned flags, int keeper)
 		add_rlimit(lim, RLIMIT_DATA, o->mem, o->mem);
 
 	if (lim->procs == M_RLIMIT && !(flags & L_OWN_NPROC)) {
-		n = (rlim_t)(user_tasks() + o->procs + keeper);
+		n = (rlim_t)(user_tasks() + o->procs + lim->helpers);
 		add_rlimit(lim, RLIMIT_NPROC, n, n);
 	}
 	if (o->file_size > 0)
@@ -580,11 +580,10 @@ plan_rlimits(struct limits *lim, unsigned flags, int keeper)
 
 /*
  * Before the spawn: the groups made, the rlimits worked out, the usage
- * so far noted. keeper: tty.c's keeper process will run too.
+ * so far noted. proc.c's keeper (L_KEEPER) runs in the groups too.
  */
 int
-limits_prepare(struct limits *lim, const struct launch *l, int keeper,
-    struct sbx_err *e)
+limits_prepare(struct limits *lim, const struct launch *l, struct sbx_err *e)
 {
 	static int registered;
 
@@ -594,10 +593,10 @@ limits_prepare(struct limits *lim, const struct launch *l, int keeper,
 	if (!registered && atexit(at_exit) == 0)
 		registered = 1;
 	getrusage(RUSAGE_CHILDREN, &lim->base);
-	lim->helpers = l->helpers + keeper;
+	lim->helpers = l->helpers + ((l->flags & L_KEEPER) ? 1 : 0);
 	if (make_groups(lim, lim->helpers, e) < 0)
 		return -1;
-	plan_rlimits(lim, l->flags, keeper);
+	plan_rlimits(lim, l->flags);
 	if (lim->o->cpu_ms > 0)
 		lim->cpu_next = now_ms() + first_look(lim->o->cpu_ms);
 	return 0;

@@ -2,7 +2,7 @@
  * proc.c: runs a launch and watches it, whatever the backend. One child is
  * forked; it starts a new session (its own process group, no controlling
  * terminal but sbx's own pseudo-terminal when the run has one, which a shim
- * inside or a keeper process takes: tty.c), joins the run's cgroups and
+ * inside or the keeper below takes: tty.c), joins the run's cgroups and
  * takes its rlimits (limits.c), keeps only fds 0-2 plus the numbered ones
  * the launch lists, and reports on a close-on-exec status socket, in one
  * encoding (proc_status()) shared with the shim inside a sandbox: a start,
@@ -224,9 +224,8 @@ proc_signals_default(void)
 /*
  * Wait for pid and report each change of it on fd (ST_WAIT, the wait
  * status as is): with jobctl also its stops and continues. Its last
- * status, or -1. For the shim and the terminal's keeper. Any other child
- * is reaped on the way: the shim is the init of bwrap's pid namespace,
- * where the command's orphans go.
+ * status, or -1. For the shim, the init of bwrap's pid namespace, where
+ * the command's orphans go: any other child is reaped on the way.
  */
 int
 proc_wait_report(pid_t pid, int fd, int jobctl)

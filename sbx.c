@@ -860,7 +860,7 @@ run_once(struct attempt *a, struct run *r, struct exec_result *res,
 	r->tty = tty;
 	r->nparts = loop_parts(a, tty, part);
 	r->parts = r->nparts ? part : NULL;
-	if (limits_prepare(lim, &a->l, fds && !(a->l.flags & L_SHIM), e) < 0 ||
+	if (limits_prepare(lim, &a->l, e) < 0 ||
 	    (a->be->prepare && a->be->prepare(&a->l, e) < 0)) {
 		limits_finish(lim, res);
 		tty_close(tty);

@@ -462,7 +462,7 @@ int	 limits_plan(const struct sbx_opts *, struct limits **,
 long	 limits_nproc(const struct limits *);
 void	 limits_describe(const struct limits *, struct strv *);
 void	 limits_probe(const struct sbx_opts *, struct strv *);
-int	 limits_prepare(struct limits *, const struct launch *, int,
+int	 limits_prepare(struct limits *, const struct launch *,
 	    struct sbx_err *);
 int	 limits_child(const struct limits *, unsigned);
 int64_t	 limits_deadline(const struct limits *);

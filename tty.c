@@ -2,7 +2,7 @@
  * tty.c: a pseudo-terminal of sbx's own for the command: with --tty, and
  * by default with --passthrough when standard input and output are
  * terminals. The command gets the pty's slave as its controlling
- * terminal (a shim inside, or a keeper process without one, takes it and
+ * terminal (the shim inside a sandbox, or proc.c's keeper, takes it and
  * puts the command's process group in its foreground), so Ctrl-C, Ctrl-Z,
  * full-screen programs and TIOCSTI all act on that terminal, never on the
  * user's. sbx relays the bytes both ways as a loop part, through two
