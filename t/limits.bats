@@ -80,8 +80,11 @@ on() {
 	for ex in "${execs[@]}"; do
 		on "$ex" -- "$py" -c "$USE" 100 0.6
 		[ "$status" -eq 0 ]
-		[ "$(kv cpu_user_ms)" -ge 550 ]
-		[ "$(($(kv cpu_user_ms) + $(kv cpu_sys_ms)))" -lt 4000 ]
+		# process_time() counts user and system time (the page faults)
+		used=$(($(kv cpu_user_ms) + $(kv cpu_sys_ms)))
+		[ "$used" -ge 550 ]
+		[ "$used" -lt 4000 ]
+		[ "$(kv cpu_user_ms)" -ge 200 ]
 		[ "$(kv max_rss_kb)" -ge $((100 * 1024)) ]
 		[ "$(kv max_rss_kb)" -lt $((200 * 1024)) ]
 		! kv_has limit
@@ -98,7 +101,7 @@ on() {
 		    while [ ! -e "$3" ]; do sleep 0.1; done' sh "$py" "$USE" \
 		    "$ws/done"
 		[ "$status" -eq 0 ]
-		[ "$(kv cpu_user_ms)" -ge 700 ]
+		[ "$(($(kv cpu_user_ms) + $(kv cpu_sys_ms)))" -ge 750 ]
 		[ "$(kv max_rss_kb)" -ge $((80 * 1024)) ]
 		[ "$(kv max_rss_kb)" -lt $((150 * 1024)) ]
 	done
