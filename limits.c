@@ -152,7 +152,7 @@ read_num(const char *dir, const char *name)
 static int
 find_mount(const char *ctl, char **point, char **root)
 {
-	char line[4096], *f[10], *sep, *opts, *o;
+	char line[4096], *f[10], *sep, *opts, *o, *save;
 	FILE *m = fopen("/proc/self/mountinfo", "re");
 	int found = 0, i;
 
@@ -163,19 +163,19 @@ find_mount(const char *ctl, char **point, char **root)
 		if ((sep = strstr(line, " - ")) == NULL)
 			continue;
 		*sep = '\0';
-		f[0] = strtok(line, " ");
+		f[0] = strtok_r(line, " ", &save);
 		for (i = 1; i < 5 && f[i - 1]; i++)
-			f[i] = strtok(NULL, " ");
-		o = strtok(sep + 3, " ");
-		(void)strtok(NULL, " ");
-		opts = strtok(NULL, " \n");
+			f[i] = strtok_r(NULL, " ", &save);
+		o = strtok_r(sep + 3, " ", &save);
+		(void)strtok_r(NULL, " ", &save);
+		opts = strtok_r(NULL, " \n", &save);
 		if (i < 5 || f[4] == NULL || o == NULL || opts == NULL)
 			continue;
 		if (ctl == NULL)
 			found = strcmp(o, "cgroup2") == 0;
 		else if (strcmp(o, "cgroup") == 0)
-			for (o = strtok(opts, ","); o && !found;
-			    o = strtok(NULL, ","))
+			for (o = strtok_r(opts, ",", &save); o && !found;
+			    o = strtok_r(NULL, ",", &save))
 				found = strcmp(o, ctl) == 0;
 		if (found) {
 			*root = xstrdup(f[3]);
@@ -604,12 +604,11 @@ limits_prepare(struct limits *lim, const struct launch *l, struct sbx_err *e)
 
 /* In the child, before exec: only async-signal-safe calls. */
 int
-limits_child(const struct limits *lim, unsigned flags)
+limits_child(const struct limits *lim)
 {
 	struct rlimit r;
 	size_t i;
 
-	(void)flags;
 	for (i = 0; i < 2; i++)
 		if (lim->cg[i].join >= 0 && write(lim->cg[i].join, "0", 1) < 0)
 			return -1;

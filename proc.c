@@ -473,7 +473,7 @@ child_resources(const struct run *r, int statusw)
 {
 	int fd;
 
-	if (r->lim && limits_child(r->lim, r->l->flags) < 0)
+	if (r->lim && limits_child(r->lim) < 0)
 		child_fail(statusw, ST_SETUP, STEP_LIMITS, errno);
 	for (fd = 0; r->tty && fd < 3; fd++)
 		if ((tty_fds(r->tty) & (1U << fd)) &&

@@ -464,7 +464,7 @@ void	 limits_describe(const struct limits *, struct strv *);
 void	 limits_probe(const struct sbx_opts *, struct strv *);
 int	 limits_prepare(struct limits *, const struct launch *,
 	    struct sbx_err *);
-int	 limits_child(const struct limits *, unsigned);
+int	 limits_child(const struct limits *);
 int64_t	 limits_deadline(const struct limits *);
 int	 limits_check(struct limits *, int64_t);
 void	 limits_finish(struct limits *, struct exec_result *);
