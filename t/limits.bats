@@ -218,7 +218,8 @@ assert "limit" not in r, r
 		wait "$sbx" || true
 		output=$(cat "$BATS_TEST_TMPDIR/out")
 		echo "$output" | grep -v '^std'
-		[ "$(kv mem_peak_kb)" -le $((48 * 1024)) ]
+		# the kernel may charge a page or a few past the limit (GFP_NOFAIL)
+		[ "$(kv mem_peak_kb)" -le $((49 * 1024)) ]
 		sleep 0.5
 		! pgrep -f "$mark"
 	done
