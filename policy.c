@@ -7,9 +7,12 @@
  * The rules are neutral: how a backend keeps a read-only path below a
  * writable folder from being renamed away is the backend's own business.
  * Invariants: every rule path is absolute and resolved (no symlink in it),
- * except placeholders, whose parent is resolved; the protected list never
- * fails the run: a protected path that cannot be used is skipped. No I/O
- * besides stat, readdir and realpath.
+ * except placeholders and the missing names, whose parent is resolved; the
+ * protected list never fails the run: a protected path that cannot be used
+ * is skipped. A protected name that does not exist and gets no placeholder
+ * goes to the policy's missing list, not the rules: bwrap and Landlock need
+ * a file to hold, Seatbelt holds the name. No I/O besides stat, readdir
+ * and realpath.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -41,17 +44,28 @@ static const char *const home_placeholders[] = {
 	".bashrc", ".bash_profile", ".profile", ".zshrc", ".zshenv", NULL
 };
 
-/* Protected in $HOME where they exist. */
+/*
+ * Protected in $HOME where they exist (and, with Seatbelt, where only
+ * their folder does). On macOS launchd starts what ~/Library/LaunchAgents
+ * holds at the next login, and a preference file there can name a
+ * program to run (a terminal's start-up command); neither exists on a
+ * Linux home, where both entries are no-ops.
+ */
 static const char *const home_files[] = {
 	".bash_login", ".bash_logout", ".zprofile", ".zlogin", ".zlogout",
-	".inputrc", ".config/fish", ".ssh", ".gitconfig", ".config/git", NULL
+	".inputrc", ".config/fish", ".ssh", ".gitconfig", ".config/git",
+	"Library/LaunchAgents", "Library/Preferences", NULL
 };
 
-/* A rule list under construction. */
+/*
+ * A rule list under construction, and the protected names that do not
+ * exist in a folder that does (policy->missing).
+ */
 struct plist {
 	struct rule	*r;
 	size_t		 n;
 	size_t		 cap;
+	struct strv	 missing;
 };
 
 static enum path_type
@@ -129,6 +143,7 @@ plist_free(struct plist *l)
 	free(l->r);
 	l->r = NULL;
 	l->n = l->cap = 0;
+	strv_free(&l->missing);
 }
 
 /* The deepest writable folder that holds path, or NULL. */
@@ -204,20 +219,27 @@ hold(struct plist *l, const struct strv *w, const char *real,
 	plist_add(l, RULE_READONLY, real, type_of(real), 1, create);
 }
 
-/* A missing path, its folder resolved: an empty placeholder when asked. */
+/*
+ * A missing path, its folder resolved: an empty placeholder when asked,
+ * else a name that only a backend able to hold a name without a file
+ * (Seatbelt) can keep from being created.
+ */
 static void
 hold_missing(struct plist *l, const struct strv *w, const char *path,
     enum path_type create)
 {
-	if (create != PATH_MISSING && writable_holder(w, path) &&
-	    !plist_has(l, path))
+	if (!writable_holder(w, path) || plist_has(l, path))
+		return;
+	if (create != PATH_MISSING)
 		plist_add(l, RULE_READONLY, path, PATH_MISSING, 1, create);
+	else
+		push_unique(&l->missing, path);
 }
 
 /*
  * Protect one candidate: at its real target when that lies in a writable
  * folder (elsewhere it is read-only already); a dangling symlink is skipped;
- * a missing path becomes a placeholder when create says so.
+ * a missing path whose folder exists goes to hold_missing().
  */
 static void
 protect(struct plist *l, const struct strv *w, const char *path,
@@ -230,8 +252,7 @@ protect(struct plist *l, const struct strv *w, const char *path,
 		hold(l, w, real, create);
 		return;
 	}
-	if (errno != ENOENT || create == PATH_MISSING ||
-	    lstat(path, &st) == 0)
+	if (errno != ENOENT || lstat(path, &st) == 0)
 		return;
 	dir = xstrdup(path);
 	base = strrchr(dir, '/');
@@ -449,10 +470,12 @@ add_all(struct plist *l, const struct strv *v, enum rule_kind kind)
 int
 policy_compile(const struct sbx_opts *o, struct policy *p, struct sbx_err *e)
 {
-	struct plist l = { NULL, 0, 0 }, prot = { NULL, 0, 0 };
+	struct plist l, prot;
 	size_t i;
 
 	memset(p, 0, sizeof(*p));
+	memset(&l, 0, sizeof(l));
+	memset(&prot, 0, sizeof(prot));
 	for (i = 0; i < o->deny_read.n; i++)
 		if (check_deny_read(o->deny_read.v[i], e) == -1)
 			return -1;
@@ -480,6 +503,8 @@ policy_compile(const struct sbx_opts *o, struct policy *p, struct sbx_err *e)
 		    1, prot.r[i].create);
 	add_all(&l, &o->deny_write, RULE_READONLY);
 	add_all(&l, &o->deny_read, RULE_DENY_READ);
+	p->missing = prot.missing;
+	memset(&prot.missing, 0, sizeof(prot.missing));
 	plist_free(&prot);
 	p->r = l.r;
 	p->n = l.n;
@@ -504,4 +529,5 @@ policy_free(struct policy *p)
 	p->r = NULL;
 	p->n = 0;
 	strv_free(&p->writable);
+	strv_free(&p->missing);
 }

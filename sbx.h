@@ -126,6 +126,9 @@ struct policy {
 	struct rule	*r;
 	size_t		 n;
 	struct strv	 writable;	/* the folders that end up writable */
+	struct strv	 missing;	/* protected names that do not exist, in
+					   a writable folder that does: held only
+					   where a backend can hold a bare name */
 };
 
 /* The device nodes every sandbox offers (bwrap's --dev binds these). */
