@@ -137,7 +137,9 @@ extern const char *const sbx_devices[];
 /*
  * Fixed descriptor numbers in the bwrap and Seatbelt child; everything
  * else above 2 is closed before exec. bwrap reads and closes ARGS and
- * SECCOMP; the shim inside keeps STATUS and BRIDGE away from the command.
+ * SECCOMP; sandbox-exec reads its profile from ARGS (-f /dev/fd/3) and
+ * leaves it open, so the shim closes it; the shim keeps STATUS and
+ * BRIDGE away from the command.
  */
 #define FD_ARGS		3
 #define FD_SECCOMP	4

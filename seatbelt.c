@@ -354,13 +354,22 @@ seatbelt_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	/*
 	 * sbx's shim runs inside, as under bwrap: sandbox-exec would report
 	 * a command it cannot run with its own status, not 127 or 126.
+	 * The profile goes on a descriptor, not in argv, where every local
+	 * user could read it (and the --deny-read paths it names) with
+	 * ps(1), and where it would compete with the environment for
+	 * ARG_MAX; proc.c writes it to an unlinked 0600 file.
 	 */
 	l->flags = L_SHIM;
 	l->helpers = 1;		/* the shim */
 	l->status_fd = FD_STATUS;
+	l->fd[0].num = FD_ARGS;
+	l->fd[0].src = -1;
+	l->fd[0].data = (unsigned char *)t.s;
+	l->fd[0].len = t.n;
+	l->nfd = 1;
 	strv_push(&l->argv, SANDBOX_EXEC);
-	strv_push(&l->argv, "-p");
-	strv_push(&l->argv, t.s);
+	strv_push(&l->argv, "-f");
+	strv_pushf(&l->argv, "/dev/fd/%d", FD_ARGS);
 	strv_push(&l->argv, "--");
 	strv_push(&l->argv, o->self);
 	strv_push(&l->argv, SHIM_ARG);
@@ -372,7 +381,6 @@ seatbelt_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 		strv_push(&l->argv, *c);
 	for (c = pl->env->v; c && *c; c++)
 		strv_push(&l->envp, *c);
-	free(t.s);
 	return 0;
 }
 

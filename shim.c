@@ -16,7 +16,9 @@
  * 127.0.0.1:BRIDGE_PORT in the sandbox's network namespace and forks the
  * bridge that hands each connection to sbx's proxy over FD_BRIDGE, so the
  * port is open before the command runs. FD_STATUS and FD_BRIDGE are made
- * close-on-exec at once: the command inherits neither.
+ * close-on-exec at once: the command inherits neither. Under Seatbelt,
+ * FD_ARGS still holds the profile sandbox-exec read (-f /dev/fd/3): the
+ * shim closes it (under bwrap it is already closed).
  *
  * The shim, not bwrap, installs the seccomp filter (--seccomp: from
  * FD_SECCOMP), so that first, run by root (--ro-dev), it can use the two
@@ -397,6 +399,8 @@ shim_main(int argc, char **argv)
 		return EXIT_SBX;
 #endif
 	set_cloexec(FD_STATUS);
+	/* Seatbelt's profile: sandbox-exec read it and left it open. */
+	(void)close(FD_ARGS);
 	memset(&so, 0, sizeof(so));
 	if ((i = parse(argc, argv, &so)) < 0) {
 		send_status(ST_SETUP, STEP_SHIM, 0, EINVAL);

@@ -52,6 +52,26 @@ untouched() {
 	grep -qx 'default=seatbelt' <<<"$output"
 }
 
+@test "macos: the profile is in no command line, nor left to the command" {
+	mkdir -p "$ws/secret$tag"
+	sbx --deny-read "$ws/secret$tag" -- sleep 3 >/dev/null 2>&1 &
+	pids="$pids $!"
+	sleep 1
+	all=$(ps -ax -o args=)
+	# Positive control: the run is there to be seen.
+	grep -qF -- "--sbx-internal-shim -- sleep 3" <<<"$all"
+	! grep -qF "secret$tag" <<<"$all" || false
+	# The profile was applied all the same.
+	run sbx --deny-read "$ws/secret$tag" -- ls "$ws/secret$tag"
+	[ "$status" -ne 0 ]
+	# sandbox-exec read it from descriptor 3; the command has no 3.
+	run sbx -- sh -c 'cat <&0' <<<"in"
+	[ "$(kv stdout)" = 'in\n' ]
+	run sbx -- sh -c 'cat <&3'
+	[ "$status" -ne 0 ]
+	! grep -qF '(version 1)' <<<"$output" || false
+}
+
 @test "macos: seatbelt is the default and runs the command" {
 	run --separate-stderr "$SBX" -C "$ws" -- sh -c 'echo out; exit 3'
 	[ "$status" -eq 3 ]

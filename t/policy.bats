@@ -172,5 +172,5 @@ before() {
 @test "seatbelt: the profile comes first, then the line" {
 	dry seatbelt -- true
 	[ "$(printf '%s\n' "$output" | head -n 1)" = "(version 1)" ]
-	in_order /usr/bin/sandbox-exec -p
+	in_order /usr/bin/sandbox-exec -f /dev/fd/3 --
 }

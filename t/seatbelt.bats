@@ -92,12 +92,18 @@ q() {
 	hasnt "(allow file-link"
 }
 
-@test "seatbelt: the launch line is sandbox-exec -p PROFILE -- SHIM -- COMMAND" {
-	sb --no-protect
+@test "seatbelt: the launch line is sandbox-exec -f /dev/fd/3 -- SHIM -- COMMAND" {
+	mkdir -p "$ws/secret"
+	sb --no-protect --deny-read "$ws/secret"
 	[ "$status" -eq 0 ]
-	grep -q "^env -i .* /usr/bin/sandbox-exec -p '(version 1)\$" <<<"$launch"
+	[ "$(wc -l <<<"$launch")" -eq 1 ]
 	# sbx's shim runs inside and reports exec failures and the exact status.
-	[[ "$(tail -n 1 <<<"$launch")" =~ ^"' -- "[^\ ]*sbx\ --sbx-internal-shim\ --\ true$ ]]
+	[[ "$launch" =~ ^env\ -i\ .*\ /usr/bin/sandbox-exec\ -f\ /dev/fd/3\ --\ [^\ ]*sbx\ --sbx-internal-shim\ --\ true$ ]]
+	# The profile travels on descriptor 3: ps(1) shows argv to every
+	# local user, and the profile names the --deny-read paths.
+	! grep -qF '(version 1)' <<<"$launch" || false
+	! grep -qF "$ws/secret" <<<"$launch" || false
+	has "(deny file-read* file-write* file-clone (subpath $(q "$ws/secret")))"
 	[ -z "$stderr" ]
 }
 
