@@ -52,14 +52,35 @@ static const char FIXED_RULES[] =
 	"(allow process-info* (target same-sandbox))\n"
 	"(deny file-link)\n";
 
-/* What every program expects to write, whatever the policy. */
+/*
+ * What every program expects to write, whatever the policy: openpty()
+ * opens /dev/ptmx for writing (Python's pty module, script, expect, tmux,
+ * node-pty).
+ */
 static const char DEVICE_RULES[] =
 	"(allow file-write*\n"
 	"    (literal \"/dev/null\")\n"
 	"    (literal \"/dev/zero\")\n"
 	"    (literal \"/dev/dtracehelper\")\n"
-	"    (regex #\"^/dev/tty\")\n"
+	"    (literal \"/dev/tty\")\n"
+	"    (literal \"/dev/ptmx\")\n"
 	"    (subpath \"/dev/fd\"))\n";
+
+/*
+ * Terminals: /dev/tty and the ptys opened through /dev/ptmx inside (the
+ * kernel gives the opener the com.apple.sandbox.pty extension for each),
+ * and no other: every terminal window of the user's is a tty the user
+ * owns, where what the command writes would show as escape sequences and
+ * from which it could read what the user types. Metadata stays readable
+ * (ttyname(3)), ioctls stay allowed: a terminal the command inherits is
+ * open already, and its own needs tcsetattr().
+ */
+static const char TTY_RULES[] =
+	"(deny file-read-data file-write* (regex #\"^/dev/(tty|pty).\"))\n"
+	"(allow file-read-data file-write*\n"
+	"    (require-all\n"
+	"        (regex #\"^/dev/ttys[0-9]+$\")\n"
+	"        (extension \"com.apple.sandbox.pty\")))\n";
 
 /*
  * Loopback only: the --allow-host proxy listens on 127.0.0.1. TCP only, so
@@ -306,6 +327,8 @@ put_file_rules(struct text *t, const struct policy *p, struct sbx_err *e)
 	put(t, "\n; files: readable everywhere, writable only where allowed\n");
 	put(t, "(deny file-write*)\n");
 	put(t, DEVICE_RULES);
+	put(t, "; terminals: /dev/tty and the ones opened inside, no other\n");
+	put(t, TTY_RULES);
 	put(t, "; the policy, in order: the last matching rule wins\n");
 	for (i = 0; i < p->n; i++)
 		put_rule(t, &p->r[i]);
@@ -394,11 +417,11 @@ probe_profile(void)
 {
 	static char buf[4096];
 
-	snprintf(buf, sizeof(buf), "(version 1)\n(allow default)\n%s%s%s%s%s"
+	snprintf(buf, sizeof(buf), "(version 1)\n(allow default)\n%s%s%s%s%s%s"
 	    "(deny file-read* file-write* file-clone"
 	    " (subpath \"/private/var/empty/sbx-probe\"))\n"
 	    "(deny file-write-unlink (literal \"/private/var/empty/sbx\"))\n",
-	    FIXED_RULES, DEVICE_RULES, NET_LOOPBACK_RULES,
+	    FIXED_RULES, DEVICE_RULES, TTY_RULES, NET_LOOPBACK_RULES,
 	    NET_UNIX_ALLOW_RULES, NET_UNIX_DENY_RULES);
 	return buf;
 }

@@ -108,6 +108,38 @@ untouched() {
 	[ "$status" -eq 0 ]
 }
 
+@test "macos: a pty opened inside works; /dev/tty works in it" {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	run sbx -- python3 -c 'import os, pty
+m, s = pty.openpty(); os.write(s, b"hi\n"); print(os.read(m, 100))'
+	[ "$status" -eq 0 ]
+	grep -q 'hi' <<<"$(kv stdout)"
+	command -v script >/dev/null || skip "script is not installed"
+	# script(1) makes the pty the controlling terminal: /dev/tty is it.
+	run sbx -- script -q /dev/null sh -c 'echo tty-ok >/dev/tty; stty -a >/dev/null && echo stty-ok'
+	[ "$status" -eq 0 ]
+	grep -q 'tty-ok' <<<"$(kv stdout)"
+	grep -q 'stty-ok' <<<"$(kv stdout)"
+}
+
+@test "macos: attack: another terminal of the user's can be neither written nor read" {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	# A terminal made outside stands for a Terminal window of the user's.
+	python3 -c 'import os, pty, time
+m, s = pty.openpty(); print(os.ttyname(s), flush=True); time.sleep(60)' \
+	    >"$top/tty" 2>/dev/null &
+	pids="$pids $!"
+	for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$top/tty" ] && break; sleep 0.2; done
+	other=$(cat "$top/tty")
+	[[ "$other" == /dev/ttys* ]]
+	# Positive control: outside the sandbox it takes a write.
+	echo outside >"$other"
+	run sbx -- sh -c "printf '\\033]0;evil\\007' >$other"
+	[ "$status" -ne 0 ]
+	run sbx -- sh -c "head -c 1 <$other"
+	[ "$status" -ne 0 ]
+}
+
 @test "macos: --write makes a folder or one file writable" {
 	mkdir -p "$top/out"
 	touch "$top/one" "$top/two"

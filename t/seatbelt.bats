@@ -75,9 +75,29 @@ q() {
 	    "    (literal \"/dev/null\")" \
 	    "    (literal \"/dev/zero\")" \
 	    "    (literal \"/dev/dtracehelper\")" \
-	    "    (regex #\"^/dev/tty\")" \
+	    "    (literal \"/dev/tty\")" \
+	    "    (literal \"/dev/ptmx\")" \
 	    "    (subpath \"/dev/fd\"))" \
 	    "(allow file-write* (subpath $(q "$ws")))"
+}
+
+@test "seatbelt: terminals: /dev/tty, /dev/ptmx and the ptys opened inside, no other" {
+	sb --no-protect
+	# openpty() writes /dev/ptmx; then no tty but those the kernel marked
+	# as opened inside, and /dev/tty (the regex needs a byte after it);
+	# the policy comes after, so a user's own -w on a tty still wins.
+	in_order "(deny file-write*)" "(allow file-write*" \
+	    "    (literal \"/dev/tty\")" \
+	    "    (literal \"/dev/ptmx\")" \
+	    "(deny file-read-data file-write* (regex #\"^/dev/(tty|pty).\"))" \
+	    "(allow file-read-data file-write*" \
+	    "    (require-all" \
+	    "        (regex #\"^/dev/ttys[0-9]+\$\")" \
+	    "        (extension \"com.apple.sandbox.pty\")))" \
+	    "; the policy, in order: the last matching rule wins" \
+	    "(allow file-write* (subpath $(q "$ws")))"
+	hasnt '(regex #"^/dev/tty")'
+	hasnt "file-ioctl"
 }
 
 @test "seatbelt: nothing escapes through LaunchServices, Apple Events, launchd, signals" {
