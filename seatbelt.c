@@ -21,6 +21,7 @@
 
 #ifdef __APPLE__
 #include <errno.h>
+#include <limits.h>
 #include <unistd.h>
 #endif
 
@@ -315,9 +316,42 @@ refuse(const char *path, const char *why, struct sbx_err *e)
 	return -1;
 }
 
+/*
+ * The run's own temp folder (TMPDIR): writable, and kept where it is, out
+ * of which a command could otherwise move it beyond the cleanup. Before
+ * the policy, so that a --deny-write or --deny-read over it still wins.
+ * The per-user cache folder (confstr(_CS_DARWIN_USER_CACHE_DIR)) stays
+ * read-only: clang's and swift's module caches there, like xcrun's cache
+ * in the per-user temp folder, are read by the user's later builds outside,
+ * and a planted module or tool path would run there. With no folder in the
+ * plan (a dry run, --host-tmp) the rules are shown as a comment, $TMPDIR
+ * in place of the path.
+ */
 static int
-put_file_rules(struct text *t, const struct policy *p, struct sbx_err *e)
+put_tmp_rules(struct text *t, const char *tmpdir, struct sbx_err *e)
 {
+	const char *why, *path = tmpdir ? tmpdir : "$TMPDIR";
+	const char *c = tmpdir ? "" : "; ";
+
+	if (tmpdir != NULL && (why = path_problem(tmpdir)) != NULL)
+		return refuse(tmpdir, why, e);
+	put(t, tmpdir ? "; temp: the run's own folder\n" :
+	    "; temp: none in this plan; with a folder of its own, a run has\n");
+	put(t, c);
+	put(t, "(allow file-write* (subpath ");
+	put_path(t, path);
+	put(t, "))\n");
+	put(t, c);
+	put(t, "(deny file-write-unlink (literal ");
+	put_path(t, path);
+	put(t, "))\n");
+	return 0;
+}
+
+static int
+put_file_rules(struct text *t, const struct plan *pl, struct sbx_err *e)
+{
+	const struct policy *p = pl->pol;
 	const char *why;
 	size_t	 i;
 
@@ -329,6 +363,8 @@ put_file_rules(struct text *t, const struct policy *p, struct sbx_err *e)
 	put(t, DEVICE_RULES);
 	put(t, "; terminals: /dev/tty and the ones opened inside, no other\n");
 	put(t, TTY_RULES);
+	if (put_tmp_rules(t, pl->tmpdir, e) == -1)
+		return -1;
 	put(t, "; the policy, in order: the last matching rule wins\n");
 	for (i = 0; i < p->n; i++)
 		put_rule(t, &p->r[i]);
@@ -366,7 +402,7 @@ seatbelt_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	put(&t, "(version 1)\n(allow default)\n");
 	put(&t, "\n; nothing escapes through other processes\n");
 	put(&t, FIXED_RULES);
-	if (put_file_rules(&t, pl->pol, e) == -1) {
+	if (put_file_rules(&t, pl, e) == -1) {
 		free(t.s);
 		return -1;
 	}
@@ -449,6 +485,41 @@ seatbelt_probe(const struct sbx_opts *o, int full, char *info,
 		return sbx_errf(e, ERR_UNAVAILABLE, "seatbelt: %s", shown(line));
 	return sbx_errf(e, ERR_UNAVAILABLE,
 	    "seatbelt: sandbox-exec failed with status %d", st);
+}
+/*
+ * The run's own temp folder, which the core makes before the plan (as
+ * plan->tmpdir, and TMPDIR) and removes after the run: a new 0700 folder
+ * (mkdtemp) in the per-user temp folder, which macOS makes on demand for
+ * the user alone; resolved, because Seatbelt sees /private/var/folders,
+ * never /var/folders. Returns it (the caller frees it), or NULL and *e.
+ */
+char *
+seatbelt_tmpdir(struct sbx_err *e)
+{
+	char	 base[PATH_MAX], real[PATH_MAX], *dir;
+	size_t	 n;
+
+	errno = 0;
+	n = confstr(_CS_DARWIN_USER_TEMP_DIR, base, sizeof(base));
+	if (n == 0 || n > sizeof(base)) {
+		sbx_errf(e, ERR_PATH, "seatbelt: the per-user temp folder: %s",
+		    n > sizeof(base) ? strerror(ENAMETOOLONG) :
+		    errno ? strerror(errno) : "not set");
+		return NULL;
+	}
+	if (realpath(base, real) == NULL) {
+		sbx_errf(e, ERR_PATH, "seatbelt: %s: %s", shown(base),
+		    strerror(errno));
+		return NULL;
+	}
+	dir = xasprintf("%s/sbx-XXXXXX", real);
+	if (mkdtemp(dir) == NULL) {
+		sbx_errf(e, ERR_PATH, "seatbelt: %s: %s", shown(dir),
+		    strerror(errno));
+		free(dir);
+		return NULL;
+	}
+	return dir;
 }
 #else
 int

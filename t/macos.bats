@@ -93,7 +93,7 @@ untouched() {
 	untouched
 }
 
-@test "macos: /tmp and \$TMPDIR are read-only unless asked for" {
+@test "macos: /tmp is read-only unless asked for" {
 	run sbx -- sh -c "echo x >/tmp/$tag"
 	[ "$status" -ne 0 ]
 	[ ! -e "/tmp/$tag" ]
@@ -101,6 +101,63 @@ untouched() {
 	[ "$status" -eq 0 ]
 	[ -e "/private/tmp/$tag" ]
 	rm -f "/private/tmp/$tag"
+}
+
+@test "macos: temp: TMPDIR is a folder of the run's own, writable, removed after" {
+	t=$(cd "$(getconf DARWIN_USER_TEMP_DIR)" && pwd -P)
+	run sbx -- sh -c 'echo x >"$TMPDIR/f" && cat "$TMPDIR/f" && echo "$TMPDIR"'
+	[ "$status" -eq 0 ]
+	mine=$(printf '%b' "$(kv stdout)" | sed -n 2p)
+	[[ "$mine" == "$t"/* ]]
+	[ ! -e "$mine" ]
+	run sbx -- sh -c 'echo "$TMPDIR"'
+	[ "$(printf '%b' "$(kv stdout)")" != "$mine" ]
+	# bash 3.2 (/bin/sh) writes every here-document to a temp file.
+	run sbx -- /bin/sh -c 'cat <<EOF
+here
+EOF'
+	[ "$status" -eq 0 ]
+	[ "$(kv stdout)" = 'here\n' ]
+	run sbx -- sh -c 'f=$(mktemp) && echo ok >"$f" && cat "$f"'
+	[ "$(kv stdout)" = 'ok\n' ]
+}
+
+@test "macos: temp: the per-user temp and cache folders stay read-only" {
+	t=$(getconf DARWIN_USER_TEMP_DIR)
+	c=$(getconf DARWIN_USER_CACHE_DIR)
+	# Positive control: outside, both take a file.
+	touch "$t/$tag" "$c/$tag" && rm -f "$t/$tag" "$c/$tag"
+	run sbx -- sh -c "echo x >'$t/$tag'"
+	[ "$status" -ne 0 ]
+	run sbx -- sh -c "echo x >'$c/$tag'"
+	[ "$status" -ne 0 ]
+	[ ! -e "$t/$tag" ] && [ ! -e "$c/$tag" ]
+	# The run's folder cannot be moved out of the cleanup's reach.
+	run sbx -- sh -c 'mv "$TMPDIR" ./moved'
+	[ "$status" -ne 0 ]
+	[ ! -e "$ws/moved" ]
+}
+
+@test "macos: temp: compilers and Apple's tool shims work without the caches" {
+	command -v clang >/dev/null 2>&1 || skip "clang is not installed"
+	printf 'int main(void) { return 0; }\n' >"$ws/a.c"
+	# clang writes its intermediate object to TMPDIR.
+	run sbx -- clang a.c -o a
+	[ "$status" -eq 0 ]
+	[ -x "$ws/a" ]
+	# /usr/bin/git is an xcrun shim; xcrun's cache stays read-only.
+	run sbx -- /usr/bin/git --version
+	[ "$status" -eq 0 ]
+	# Modules need a cache: the module cache goes where it is told.
+	printf '@import Darwin;\nint main(void) { return 0; }\n' >"$ws/m.m"
+	run sbx -- sh -c 'clang -fmodules -fmodules-cache-path="$TMPDIR/mc" m.m -o m'
+	[ "$status" -eq 0 ]
+	if command -v swiftc >/dev/null 2>&1; then
+		printf 'print("swift-ok")\n' >"$ws/s.swift"
+		run sbx -- sh -c 'swiftc -module-cache-path "$TMPDIR/mc" s.swift -o s && ./s'
+		[ "$status" -eq 0 ]
+		grep -q swift-ok <<<"$(kv stdout)"
+	fi
 }
 
 @test "macos: files everyone writes to still work" {

@@ -100,6 +100,24 @@ q() {
 	hasnt "file-ioctl"
 }
 
+@test "seatbelt: temp: the run's own folder, writable and kept in place, before the policy" {
+	sb --no-protect
+	# A dry run makes no temp folder: the two rules show as a comment,
+	# $TMPDIR in place of the path, where a run has them.
+	in_order "(deny file-write*)" \
+	    "        (extension \"com.apple.sandbox.pty\")))" \
+	    "; temp: none in this plan; with a folder of its own, a run has" \
+	    "; (allow file-write* (subpath \"\$TMPDIR\"))" \
+	    "; (deny file-write-unlink (literal \"\$TMPDIR\"))" \
+	    "; the policy, in order: the last matching rule wins" \
+	    "(allow file-write* (subpath $(q "$ws")))"
+	# Only the run's own folder: not /tmp, not the per-user temp and
+	# cache folders (a module cache there runs in later builds outside).
+	hasnt '(allow file-write* (subpath "/private/tmp"))'
+	hasnt '(allow file-write* (subpath "/private/var/folders'
+	hasnt '(allow file-write* (regex'
+}
+
 @test "seatbelt: nothing escapes through LaunchServices, Apple Events, launchd, signals" {
 	sb --no-protect
 	has "(deny lsopen)"
@@ -234,7 +252,8 @@ q() {
 	mkdir -p "$ws/.git/hooks"
 	sb --no-protect
 	hasnt ".git"
-	hasnt "file-write-unlink"
+	hasnt "; the folders above them stay where they are"
+	! grep -qx "(deny file-write-unlink" <<<"$profile" || false
 }
 
 @test "seatbelt: shell start-up files are protected when \$HOME is writable" {
