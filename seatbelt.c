@@ -84,15 +84,21 @@ static const char TTY_RULES[] =
 	"        (extension \"com.apple.sandbox.pty\")))\n";
 
 /*
- * Loopback only: the --allow-host proxy listens on 127.0.0.1. TCP only, so
- * a resolver on the host's loopback cannot carry data out in DNS queries.
+ * No network (--allow-host adds the proxy's port). A server may listen on
+ * any address, as Node's listen(port) (::) and python3 -m http.server
+ * (0.0.0.0) do, but only a connection that arrives on loopback reaches it,
+ * none from the network. Outbound nothing, not even loopback: the host's
+ * services there (ssh to localhost with the keys the command can read, a
+ * notebook server whose token it can read, another run's proxy) are not
+ * the command's to reach, and SBPL cannot tell the command's own servers
+ * from them. TCP only, so a resolver on loopback carries nothing out.
  */
-static const char NET_LOOPBACK_RULES[] =
+static const char NET_LOCAL_RULES[] =
 	"(deny network-outbound)\n"
 	"(deny network-inbound)\n"
 	"(deny network-bind)\n"
-	"(allow network-outbound (remote tcp \"localhost:*\"))\n"
-	"(allow network-bind network-inbound (local tcp \"localhost:*\"))\n";
+	"(allow network-bind (local tcp \"*:*\"))\n"
+	"(allow network-inbound (local tcp \"localhost:*\"))\n";
 
 /* --allow-unix-sockets with no network: connect and bind by path. */
 static const char NET_UNIX_ALLOW_RULES[] =
@@ -372,22 +378,36 @@ put_file_rules(struct text *t, const struct plan *pl, struct sbx_err *e)
 	return 0;
 }
 
-static void
-put_net_rules(struct text *t, const struct sbx_opts *o)
+/* The proxy listens on 127.0.0.1:port; "localhost" is all SBPL takes. */
+static int
+put_net_rules(struct text *t, const struct plan *pl, struct sbx_err *e)
 {
+	const struct sbx_opts *o = pl->o;
+	char	 line[80];
+
 	if (o->net == NET_ALL) {
 		if (!o->allow_unix) {
 			put(t, "\n; network: all, but no Unix sockets\n");
 			put(t, NET_UNIX_DENY_RULES);
 		}
-		return;
+		return 0;
 	}
+	if (o->net == NET_PROXY && (pl->proxy_port <= 0 ||
+	    pl->proxy_port > 65535))
+		return sbx_errf(e, ERR_INTERNAL, "seatbelt: --allow-host: "
+		    "no port for the proxy");
 	put(t, o->net == NET_PROXY ?
-	    "\n; network: only the proxy, on loopback\n" :
-	    "\n; network: none beyond loopback\n");
-	put(t, NET_LOOPBACK_RULES);
+	    "\n; network: only the proxy; servers listen for loopback only\n" :
+	    "\n; network: none; servers listen for loopback only\n");
+	put(t, NET_LOCAL_RULES);
+	if (o->net == NET_PROXY) {
+		snprintf(line, sizeof(line), "(allow network-outbound "
+		    "(remote tcp \"localhost:%d\"))\n", pl->proxy_port);
+		put(t, line);
+	}
 	if (o->allow_unix)
 		put(t, NET_UNIX_ALLOW_RULES);
+	return 0;
 }
 
 int
@@ -406,7 +426,10 @@ seatbelt_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 		free(t.s);
 		return -1;
 	}
-	put_net_rules(&t, o);
+	if (put_net_rules(&t, pl, e) == -1) {
+		free(t.s);
+		return -1;
+	}
 
 	/* A dry run prints the profile first, as it is. */
 	strv_push(&l->dry, t.s);
@@ -457,7 +480,7 @@ probe_profile(void)
 	    "(deny file-read* file-write* file-clone"
 	    " (subpath \"/private/var/empty/sbx-probe\"))\n"
 	    "(deny file-write-unlink (literal \"/private/var/empty/sbx\"))\n",
-	    FIXED_RULES, DEVICE_RULES, TTY_RULES, NET_LOOPBACK_RULES,
+	    FIXED_RULES, DEVICE_RULES, TTY_RULES, NET_LOCAL_RULES,
 	    NET_UNIX_ALLOW_RULES, NET_UNIX_DENY_RULES);
 	return buf;
 }

@@ -27,6 +27,11 @@ setup() {
 
 teardown() {
 	local p
+	# TERM first: a run of sbx then stops its whole tree.
+	for p in $pids; do
+		kill -TERM "$p" 2>/dev/null || true
+	done
+	[ -z "$pids" ] || sleep 1
 	for p in $pids; do
 		kill -KILL "$p" 2>/dev/null || true
 	done
@@ -35,6 +40,29 @@ teardown() {
 
 sbx() {
 	"$SBX" --backend seatbelt -C "$ws" "$@" 3>&-
+}
+
+# sbx_bg ARGS...: sbx ARGS in the background, output dropped; killed in
+# teardown.
+sbx_bg() {
+	sbx "$@" </dev/null >/dev/null 2>&1 &
+	pids="$pids $!"
+}
+
+# answers HOST PORT: something accepts a TCP connection there.
+answers() {
+	nc -z -G 2 "$1" "$2" >/dev/null 2>&1
+}
+
+# port_up PORT: wait up to 10 s for PORT to answer on 127.0.0.1.
+port_up() {
+	local i
+	for i in $(seq 50); do
+		answers 127.0.0.1 "$1" && return 0
+		sleep 0.2
+	done
+	echo "nothing answers on 127.0.0.1:$1" >&2
+	return 1
 }
 
 # untouched: the files setup made are as they were.
@@ -308,13 +336,73 @@ m, s = pty.openpty(); print(os.ttyname(s), flush=True); time.sleep(60)' \
 	[ "$status" -ne 0 ]
 }
 
-@test "macos: the proxy on loopback is reachable" {
+@test "macos: a server inside may listen on any address; only loopback reaches it" {
+	command -v python3 >/dev/null || skip "python3 is not installed"
 	command -v nc >/dev/null || skip "nc is not installed"
-	port=$((20000 + RANDOM % 20000))
-	nc -l 127.0.0.1 "$port" >/dev/null 2>&1 &
+	# python3 -m http.server --bind 0.0.0.0, its default (::, both
+	# families), and Node's listen(port) (::).
+	p1=$(free_port)
+	sbx_bg -t 60 -- python3 -m http.server "$p1" --bind 0.0.0.0
+	port_up "$p1"
+	p2=$(free_port)
+	sbx_bg -t 60 -- python3 -m http.server "$p2"
+	port_up "$p2"
+	if command -v node >/dev/null; then
+		p3=$(free_port)
+		sbx_bg -t 60 -- node -e \
+		    "require('http').createServer((q, r) => r.end('ok')).listen($p3)"
+		port_up "$p3"
+	fi
+	ip=$(ipconfig getifaddr en0 2>/dev/null) ||
+	    ip=$(ipconfig getifaddr en1 2>/dev/null) ||
+	    skip "no network address to connect from"
+	# Positive control: unsandboxed, the same kind of server is reached
+	# on the network address.
+	p4=$(free_port)
+	python3 -m http.server "$p4" --bind 0.0.0.0 >/dev/null 2>&1 &
 	pids="$pids $!"
-	sleep 0.3
+	port_up "$p4"
+	answers "$ip" "$p4"
+	! answers "$ip" "$p1" || false
+	! answers "$ip" "$p2" || false
+	[ -z "${p3:-}" ] || ! answers "$ip" "$p3" || false
+}
+
+@test "macos: attack: no service on the host's loopback, but the proxy's port" {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	command -v nc >/dev/null || skip "nc is not installed"
+	port=$(free_port)
+	python3 -m http.server "$port" --bind 127.0.0.1 >/dev/null 2>&1 &
+	pids="$pids $!"
+	# Positive control: outside, it answers.
+	port_up "$port"
 	run sbx -- nc -z -G 3 127.0.0.1 "$port"
+	[ "$status" -ne 0 ]
+	run sbx --allow-host example.com -- nc -z -G 3 127.0.0.1 "$port"
+	[ "$status" -ne 0 ]
+	run sbx --allow-host example.com -- nc -z -G 3 localhost "$port"
+	[ "$status" -ne 0 ]
+	# ssh to localhost with the user's keys would be a shell outside.
+	run sbx -- nc -z -G 3 127.0.0.1 22
+	[ "$status" -ne 0 ]
+	run sbx --allow-host example.com -- \
+	    sh -c 'nc -z -G 3 127.0.0.1 "${HTTPS_PROXY##*:}"'
+	[ "$status" -eq 0 ]
+}
+
+@test "macos: the command's own loopback server needs --net (unlike Linux)" {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	command -v nc >/dev/null || skip "nc is not installed"
+	# Seatbelt cannot tell the command's own server from the host's.
+	script='python3 -m http.server "$1" --bind 127.0.0.1 >/dev/null 2>&1 &
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		nc -z 127.0.0.1 "$1" && exit 0; sleep 0.3
+	done; exit 1'
+	port=$(free_port)
+	run sbx -t 20 -- sh -c "$script" sh "$port"
+	[ "$status" -ne 0 ]
+	port=$(free_port)
+	run sbx -t 20 --net -- sh -c "$script" sh "$port"
 	[ "$status" -eq 0 ]
 }
 

@@ -262,23 +262,35 @@ q() {
 	has "(deny file-write* (subpath $(q "$ws/.zshrc"))) ; protected"
 }
 
-@test "seatbelt: no network by default, loopback TCP only" {
+@test "seatbelt: no network: servers listen on any address, for loopback clients only" {
 	sb --no-protect
-	in_order "(deny network-outbound)" "(deny network-inbound)" \
+	# Node's listen(port) binds ::, python3 -m http.server 0.0.0.0: the
+	# bind is allowed anywhere, a connection only where it arrives on
+	# loopback, and nothing goes out, loopback included.
+	in_order "; network: none; servers listen for loopback only" \
+	    "(deny network-outbound)" "(deny network-inbound)" \
 	    "(deny network-bind)" \
-	    "(allow network-outbound (remote tcp \"localhost:*\"))" \
-	    "(allow network-bind network-inbound (local tcp \"localhost:*\"))"
+	    "(allow network-bind (local tcp \"*:*\"))" \
+	    "(allow network-inbound (local tcp \"localhost:*\"))"
+	hasnt "(allow network-outbound"
 	hasnt "unix-socket"
 	sb --no-protect --no-net
 	has "(deny network-outbound)"
+	hasnt "(allow network-outbound"
 }
 
-@test "seatbelt: --allow-host reaches the proxy on loopback, nothing else" {
+@test "seatbelt: --allow-host reaches the proxy's port on loopback, no other" {
 	sb --no-protect --allow-host example.com
-	has "; network: only the proxy, on loopback"
-	in_order "(deny network-outbound)" \
-	    "(allow network-outbound (remote tcp \"localhost:*\"))"
-	hasnt "(allow network-outbound (remote ip"
+	port=$(grep -o ' HTTPS_PROXY=http://127\.0\.0\.1:[0-9]*' <<<"$launch" |
+	    sed 's/.*://')
+	[ -n "$port" ]
+	in_order "; network: only the proxy; servers listen for loopback only" \
+	    "(deny network-outbound)" \
+	    "(allow network-inbound (local tcp \"localhost:*\"))" \
+	    "(allow network-outbound (remote tcp \"localhost:$port\"))"
+	[ "$(grep -c '^(allow network-outbound' <<<"$profile")" -eq 1 ]
+	! grep -q '(allow network-outbound (remote [a-z]* "localhost:\*"))' \
+	    <<<"$profile" || false
 }
 
 @test "seatbelt: --net has no network rules but keeps Unix sockets shut" {
