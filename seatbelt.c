@@ -54,6 +54,44 @@ static const char FIXED_RULES[] =
 	"(deny file-link)\n";
 
 /*
+ * Daemons that would act for the command, outside the sandbox: cfprefsd
+ * writes any preference domain (a terminal's start-up command); a mount
+ * (hdiutil attach -mountpoint) can cover a protected folder; the
+ * pasteboard holds copied passwords and takes a command planted for a
+ * later paste; securityd hands out keychain secrets whose items already
+ * trust git or gh; sysmond lists every process with its arguments;
+ * launchservicesd starts programs for open(1) whatever lsopen says, and
+ * lsd's database chooses which program opens a URL scheme later. launchd
+ * itself refuses bootstrap and load to every sandboxed process; no
+ * operation names its other requests (setenv): t/macos.bats checks.
+ */
+static const char DAEMON_RULES[] =
+	"(deny user-preference-write)\n"
+	"(deny file-mount file-unmount)\n"
+	"(deny mach-lookup\n"
+	"    (global-name \"com.apple.pasteboard.1\")\n"
+	"    (global-name \"com.apple.SecurityServer\")\n"
+	"    (global-name \"com.apple.securityd.xpc\")\n"
+	"    (global-name \"com.apple.secd\")\n"
+	"    (global-name \"com.apple.sysmond\")\n"
+	"    (global-name \"com.apple.coreservices.launchservicesd\")\n"
+	"    (global-name \"com.apple.lsd.modifydb\"))\n";
+
+/*
+ * Other processes' arguments and environments: kern.procargs2 gives any
+ * process's, whatever process-info says, kern.proc.all and the lists by
+ * user, terminal or session every process's entry. A process still reads
+ * its own entry and its group's (kern.proc.pid.N, kern.proc.pgrp.N).
+ */
+static const char SYSCTL_RULES[] =
+	"(deny sysctl-read\n"
+	"    (sysctl-name-prefix \"kern.procargs\")\n"
+	"    (sysctl-name-prefix \"kern.proc.\"))\n"
+	"(allow sysctl-read\n"
+	"    (sysctl-name-prefix \"kern.proc.pid.\")\n"
+	"    (sysctl-name-prefix \"kern.proc.pgrp.\"))\n";
+
+/*
  * What every program expects to write, whatever the policy: openpty()
  * opens /dev/ptmx for writing (Python's pty module, script, expect, tmux,
  * node-pty).
@@ -422,6 +460,10 @@ seatbelt_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	put(&t, "(version 1)\n(allow default)\n");
 	put(&t, "\n; nothing escapes through other processes\n");
 	put(&t, FIXED_RULES);
+	put(&t, "; nor through daemons that would act for it\n");
+	put(&t, DAEMON_RULES);
+	put(&t, "; nor reads the arguments and environments of others\n");
+	put(&t, SYSCTL_RULES);
 	if (put_file_rules(&t, pl, e) == -1) {
 		free(t.s);
 		return -1;
@@ -476,11 +518,12 @@ probe_profile(void)
 {
 	static char buf[4096];
 
-	snprintf(buf, sizeof(buf), "(version 1)\n(allow default)\n%s%s%s%s%s%s"
+	snprintf(buf, sizeof(buf), "(version 1)\n(allow default)\n%s%s%s%s%s%s%s%s"
 	    "(deny file-read* file-write* file-clone"
 	    " (subpath \"/private/var/empty/sbx-probe\"))\n"
 	    "(deny file-write-unlink (literal \"/private/var/empty/sbx\"))\n",
-	    FIXED_RULES, DEVICE_RULES, TTY_RULES, NET_LOCAL_RULES,
+	    FIXED_RULES, DAEMON_RULES, SYSCTL_RULES, DEVICE_RULES, TTY_RULES,
+	    NET_LOCAL_RULES,
 	    NET_UNIX_ALLOW_RULES, NET_UNIX_DENY_RULES);
 	return buf;
 }

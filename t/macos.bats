@@ -36,6 +36,10 @@ teardown() {
 		kill -KILL "$p" 2>/dev/null || true
 	done
 	launchctl remove "sbx.$tag" 2>/dev/null || true
+	launchctl bootout "gui/$(id -u)/sbx.$tag" 2>/dev/null || true
+	launchctl unsetenv "SBX_$tag" 2>/dev/null || true
+	security delete-generic-password -s "sbx-test-$tag" >/dev/null 2>&1 ||
+	    true
 }
 
 sbx() {
@@ -447,7 +451,7 @@ s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1); time.sleep(60
 	[ "$status" -ne 0 ]
 }
 
-@test "macos: attack: processes outside cannot be signalled or read" {
+@test "macos: attack: processes outside cannot be signalled" {
 	perl -e 'sleep 60' -- "$tag" &
 	victim=$!
 	pids="$pids $victim"
@@ -455,8 +459,164 @@ s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1); time.sleep(60
 	[ "$status" -ne 0 ]
 	kill -0 "$victim"
 	[ "$(ps -o state= -p "$victim" | cut -c1)" != T ]
+}
+
+# A probe that is not set-user-ID (Seatbelt runs none: ps and top cannot
+# run inside at all): sysctl(3) and libproc from python3.
+PROBE='import ctypes, ctypes.util, sys
+libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+def sysctl(mib):
+    m = (ctypes.c_int * len(mib))(*mib)
+    n = ctypes.c_size_t(0)
+    if libc.sysctl(m, len(mib), None, ctypes.byref(n), None, 0) != 0:
+        return None
+    buf = ctypes.create_string_buffer(n.value + 65536)
+    n = ctypes.c_size_t(len(buf))
+    if libc.sysctl(m, len(mib), buf, ctypes.byref(n), None, 0) != 0:
+        return None
+    return buf.raw[:n.value]
+what, pid = sys.argv[1], int(sys.argv[2])
+if what == "args":      # kern.procargs2: arguments and environment
+    r = sysctl([1, 49, pid])
+elif what == "all":     # kern.proc.all: every process
+    r = sysctl([1, 14, 0, 0])
+elif what == "pid":     # kern.proc.pid.N: one entry
+    r = sysctl([1, 14, 1, pid])
+else:                   # proc_pidpath(): libproc, process-info
+    b = ctypes.create_string_buffer(4096)
+    r = b.raw[:libc.proc_pidpath(pid, b, 4096)] or None
+if not r:
+    sys.exit(1)
+sys.stdout.buffer.write(r.replace(b"\0", b"\n"))'
+
+@test "macos: attack: other processes' arguments cannot be read" {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	perl -e 'sleep 60' -- "$tag" "SECRET=$tag" &
+	victim=$!
+	pids="$pids $victim"
+	sleep 0.3
+	# Positive controls: outside, the probe reads the victim's arguments,
+	# the process list and its path, and pgrep finds it.
+	python3 -c "$PROBE" args "$victim" | grep -q "$tag"
+	python3 -c "$PROBE" all 0 | grep -q perl
+	python3 -c "$PROBE" path "$victim" | grep -q perl
+	pgrep -f "$tag" >/dev/null
+	for what in args all path; do
+		run sbx -- python3 -c "$PROBE" "$what" "$victim"
+		[ "$status" -ne 0 ]
+		! grep -q "$tag" <<<"$output" || false
+	done
+	run sbx -- pgrep -f "$tag"
+	! grep -q "$victim" <<<"$(kv stdout)" || false
+	# Its own entry it still reads.
+	run sbx -- sh -c 'python3 -c "$1" pid $$' sh "$PROBE"
+	[ "$status" -eq 0 ]
+	# Set-user-ID programs never run under Seatbelt (forbidden-exec-sugid).
 	run sbx -- ps -ax -o command=
+	[ "$status" -ne 0 ]
 	! grep -q "$tag" <<<"$output" || false
+}
+
+@test "macos: attack: no preference written through cfprefsd" {
+	dom="com.sbx.test$tag"
+	# Positive control: outside, defaults writes the domain.
+	defaults write "$dom" k v && defaults delete "$dom"
+	run sbx -- defaults write "$dom" k evil
+	[ "$status" -ne 0 ]
+	run defaults read "$dom" k
+	[ "$status" -ne 0 ]
+	# In a writable home, the preference and launchd folders are held.
+	mkdir -p "$top/home/Library/Preferences"
+	run sbx -C "$top/home" -- sh -c \
+	    "echo evil >Library/Preferences/$dom.plist"
+	[ ! -e "$top/home/Library/Preferences/$dom.plist" ]
+	run sbx -C "$top/home" -- sh -c "mkdir -p Library/LaunchAgents &&
+	    echo evil >Library/LaunchAgents/$dom.plist"
+	[ ! -e "$top/home/Library/LaunchAgents/$dom.plist" ]
+}
+
+@test "macos: attack: no disk image mounted over a protected folder" {
+	command -v hdiutil >/dev/null || skip "hdiutil is not there"
+	hdiutil create -quiet -size 2m -fs HFS+ -volname "sbx$tag" \
+	    "$top/img.dmg" || skip "hdiutil cannot make an image here"
+	# Positive control: outside, the image mounts on a folder.
+	mkdir -p "$top/mnt"
+	hdiutil attach -quiet -nobrowse -mountpoint "$top/mnt" "$top/img.dmg"
+	hdiutil detach -quiet "$top/mnt"
+	run sbx -- hdiutil attach -quiet -nobrowse -mountpoint \
+	    "$ws/.git/hooks" "$top/img.dmg"
+	[ "$status" -ne 0 ]
+	if mount | grep -qF "$ws/.git/hooks"; then
+		hdiutil detach -force "$ws/.git/hooks" || true
+		false
+	fi
+	untouched
+}
+
+@test "macos: attack: the pasteboard can be neither read nor planted" {
+	command -v pbcopy >/dev/null || skip "pbcopy is not there"
+	saved=$(pbpaste 2>/dev/null || true)
+	printf 'secret%s' "$tag" | pbcopy
+	# Positive control: outside, the copy is there.
+	[ "$(pbpaste)" = "secret$tag" ]
+	run sbx -- pbpaste
+	! grep -q "secret$tag" <<<"$output" || false
+	run sbx -- sh -c "printf 'rm -rf ~' | pbcopy"
+	[ "$(pbpaste)" = "secret$tag" ]
+	printf '%s' "$saved" | pbcopy
+}
+
+@test "macos: attack: no keychain secret, though HTTPS still works" {
+	command -v security >/dev/null || skip "security is not there"
+	svc="sbx-test-$tag"
+	security add-generic-password -a sbx -s "$svc" -w "secret$tag" ||
+	    skip "the login keychain takes no item here (locked?)"
+	# Positive control: outside, the secret comes back.
+	out=$(security find-generic-password -s "$svc" -w)
+	[ "$out" = "secret$tag" ]
+	run sbx -- security find-generic-password -s "$svc" -w
+	security delete-generic-password -s "$svc" >/dev/null || true
+	[ "$status" -ne 0 ]
+	! grep -q "secret$tag" <<<"$output" || false
+	# Certificate trust goes through trustd, which stays reachable.
+	curl -sI -m 10 https://apple.com >/dev/null 2>&1 ||
+	    skip "no HTTPS from here"
+	run sbx --net -- curl -sI -m 10 https://apple.com
+	[ "$status" -eq 0 ]
+}
+
+@test "macos: attack: launchd loads nothing, keeps no variable for later" {
+	uid=$(id -u)
+	cat >"$ws/job.plist" <<PLIST
+<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0"><dict>
+<key>Label</key><string>sbx.$tag</string>
+<key>ProgramArguments</key><array><string>/usr/bin/touch</string><string>$top/outside/escaped</string></array>
+<key>RunAtLoad</key><true/>
+</dict></plist>
+PLIST
+	run sbx -- launchctl bootstrap "gui/$uid" "$ws/job.plist"
+	[ "$status" -ne 0 ]
+	run sbx -- launchctl load "$ws/job.plist"
+	run sbx -- launchctl setenv "SBX_$tag" evil
+	sleep 1
+	[ ! -e "$top/outside/escaped" ]
+	run launchctl print "gui/$uid/sbx.$tag"
+	[ "$status" -ne 0 ]
+	[ -z "$(launchctl getenv "SBX_$tag")" ]
+	# Positive control: outside, launchd takes both.
+	launchctl setenv "SBX_$tag" ok
+	[ "$(launchctl getenv "SBX_$tag")" = ok ]
+	launchctl unsetenv "SBX_$tag"
+	launchctl bootstrap "gui/$uid" "$ws/job.plist"
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		[ -e "$top/outside/escaped" ] && break
+		sleep 0.2
+	done
+	launchctl bootout "gui/$uid/sbx.$tag" || true
+	[ -e "$top/outside/escaped" ]
+	rm -f "$top/outside/escaped"
 }
 
 @test "macos: the tree inside can still signal itself" {

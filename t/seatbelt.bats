@@ -130,6 +130,43 @@ q() {
 	hasnt "(allow file-link"
 }
 
+@test "seatbelt: no daemon acts for the command: preferences, mounts, pasteboard, keychain" {
+	sb --no-protect
+	in_order "(deny file-link)" \
+	    "; nor through daemons that would act for it" \
+	    "(deny user-preference-write)" \
+	    "(deny file-mount file-unmount)" \
+	    "(deny mach-lookup" \
+	    "    (global-name \"com.apple.pasteboard.1\")" \
+	    "    (global-name \"com.apple.SecurityServer\")" \
+	    "    (global-name \"com.apple.securityd.xpc\")" \
+	    "    (global-name \"com.apple.secd\")" \
+	    "    (global-name \"com.apple.sysmond\")" \
+	    "    (global-name \"com.apple.coreservices.launchservicesd\")" \
+	    "    (global-name \"com.apple.lsd.modifydb\"))" \
+	    "; files: readable everywhere, writable only where allowed"
+	# Nothing later allows them again.
+	hasnt "(allow user-preference"
+	hasnt "(allow file-mount"
+	hasnt "(allow mach-lookup"
+}
+
+@test "seatbelt: other processes' arguments: kern.procargs and the process lists refused" {
+	sb --no-protect
+	# A process keeps its own entry and its group's.
+	in_order "; nor reads the arguments and environments of others" \
+	    "(deny sysctl-read" \
+	    "    (sysctl-name-prefix \"kern.procargs\")" \
+	    "    (sysctl-name-prefix \"kern.proc.\"))" \
+	    "(allow sysctl-read" \
+	    "    (sysctl-name-prefix \"kern.proc.pid.\")" \
+	    "    (sysctl-name-prefix \"kern.proc.pgrp.\"))" \
+	    "; files: readable everywhere, writable only where allowed"
+	in_order "(deny process-info*)" \
+	    "(allow process-info* (target same-sandbox))"
+	[ "$(grep -c '^(allow sysctl-read' <<<"$profile")" -eq 1 ]
+}
+
 @test "seatbelt: the launch line is sandbox-exec -f /dev/fd/3 -- SHIM -- COMMAND" {
 	mkdir -p "$ws/secret"
 	sb --no-protect --deny-read "$ws/secret"
