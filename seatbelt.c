@@ -5,7 +5,7 @@
  * system access) that gives the same text on every platform, so --dry-run
  * and the golden tests run anywhere. seatbelt_probe() checks that
  * sandbox-exec works here. Invariants: a path reaches the profile only
- * through put_path(), which writes one Scheme string literal that cannot end
+ * through put_str(), which writes one Scheme string literal that cannot end
  * early, or refuses the path; the policy's rules keep their order, because
  * in SBPL the last matching rule wins; every operation name the profile uses
  * is also in the probe's profile, so a macOS that does not know one fails
@@ -13,6 +13,7 @@
  * the folders above a read-only path are pinned here, in SBPL's terms.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,14 +211,51 @@ path_problem(const char *path)
 	return NULL;
 }
 
-/* Write path as a string literal; path_problem(path) must be NULL. */
+/*
+ * Refuse path, named on one printable line: control bytes and bytes that
+ * are not UTF-8 as \xHH, and a long path cut in the middle so the reason
+ * still fits the message.
+ */
+static int
+refuse(const char *path, const char *why, struct sbx_err *e)
+{
+	const unsigned char *s = (const unsigned char *)path;
+	struct text t = { NULL, 0, 0 };
+	size_t	 len = strlen(path), i, k;
+	int	 cut = len > 300;
+	char	 hex[8];
+
+	for (i = 0; i < len; i += k) {
+		if (cut && i >= 120) {
+			put(&t, "...");
+			i = len - 120;
+			cut = 0;
+		}
+		k = utf8_len(s + i, len - i);
+		if (k == 0 || s[i] < 0x20 || s[i] == 0x7f) {
+			snprintf(hex, sizeof(hex), "\\x%02x", s[i]);
+			put(&t, hex);
+			k = 1;
+		} else
+			put_mem(&t, path + i, k);
+	}
+	sbx_errf(e, ERR_POLICY, "seatbelt: %s: %s", t.s, why);
+	free(t.s);
+	return -1;
+}
+
+/*
+ * Write s as a string literal. For a path, path_problem(path) must be
+ * NULL; a regex made of such a path (put_regex()) has its bytes, and
+ * backslashes.
+ */
 static void
-put_path(struct text *t, const char *path)
+put_str(struct text *t, const char *s)
 {
 	const char *p;
 
 	put(t, "\"");
-	for (p = path; *p != '\0'; p++) {
+	for (p = s; *p != '\0'; p++) {
 		if (*p == '\\' || *p == '"')
 			put_mem(t, "\\", 1);
 		put_mem(t, p, 1);
@@ -225,28 +263,118 @@ put_path(struct text *t, const char *path)
 	put(t, "\"");
 }
 
-/* A rule's filter: a whole tree, except a writable file, which is itself. */
+/* The bytes between the quotes once put_str() has escaped s. */
+static size_t
+str_len(const char *s)
+{
+	size_t	 n = 0;
+
+	for (; *s != '\0'; s++)
+		n += (*s == '\\' || *s == '"') ? 2 : 1;
+	return n;
+}
+
+/*
+ * The part of path a command could create anew: below the shallowest
+ * writable folder (or file) that holds it; that folder's length, or 0
+ * when none does. Above it every folder exists, and Seatbelt sees an
+ * existing file by the name it has on disk.
+ */
+static size_t
+fold_from(const struct policy *p, const char *path)
+{
+	size_t	 i, n, best = 0;
+
+	for (i = 0; i < p->writable.n; i++) {
+		if (!path_under(path, p->writable.v[i]))
+			continue;
+		n = strlen(p->writable.v[i]);
+		if (best == 0 || n < best)
+			best = n;
+	}
+	return best;
+}
+
+/*
+ * The tree at path as a regex, ^path(/.*)?$, in which each ASCII letter
+ * from byte `from` on is a class of its two cases and every metacharacter
+ * is escaped. APFS and HFS+ ignore case by default and a name being made
+ * is checked as the command spelled it: without this, mkdir .git/HOOKS or
+ * >> ~/.ZSHRC would pass a deny on .git/hooks or ~/.zshrc, and git or zsh
+ * would read the file under its protected name later. Only ASCII folds:
+ * every protected name is ASCII, the rest exists already. On a volume
+ * that respects case the deny also covers the other spellings.
+ */
+static void
+put_regex(struct text *r, const char *path, size_t from)
+{
+	const unsigned char *s = (const unsigned char *)path;
+	char	 c[5];
+	size_t	 i;
+
+	put(r, "^");
+	for (i = 0; s[i] != '\0'; i++) {
+		if (i >= from && s[i] < 0x80 && isalpha(s[i])) {
+			snprintf(c, sizeof(c), "[%c%c]", toupper(s[i]),
+			    tolower(s[i]));
+			put(r, c);
+			continue;
+		}
+		if (s[i] < 0x80 && strchr(".[]()*+?{}|^$\\", s[i]) != NULL)
+			put_mem(r, "\\", 1);
+		put_mem(r, path + i, 1);
+	}
+	put(r, "(/.*)?$");
+}
+
+/*
+ * A denied tree: a regex of every spelling below the writable folder that
+ * holds it (put_regex()), or, outside every writable folder, where nothing
+ * can be created, (subpath). sock: as a Unix socket's address filter.
+ */
+static int
+put_tree(struct text *t, const struct policy *p, const char *path,
+    int sock, struct sbx_err *e)
+{
+	struct text r = { NULL, 0, 0 };
+	size_t	 from = fold_from(p, path);
+
+	if (from == 0) {
+		put(t, "(subpath ");
+		put_str(t, path);
+		put(t, ")");
+		return 0;
+	}
+	put_regex(&r, path, from);
+	if (str_len(r.s) > SBPL_STR_MAX) {
+		free(r.s);
+		return refuse(path, "path too long for a Seatbelt profile", e);
+	}
+	put(t, sock ? "(path-regex " : "(regex ");
+	put_str(t, r.s);
+	put(t, ")");
+	free(r.s);
+	return 0;
+}
+
+/* A writable rule: a whole tree, or a writable file, which is itself. */
 static int
 rule_is_tree(const struct rule *r)
 {
 	return r->kind != RULE_WRITE || r->type == PATH_DIR;
 }
 
-static void
-put_filter(struct text *t, const struct rule *r)
-{
-	put(t, rule_is_tree(r) ? "(subpath " : "(literal ");
-	put_path(t, r->path);
-	put(t, ")");
-}
-
-static void
-put_rule(struct text *t, const struct rule *r)
+static int
+put_rule(struct text *t, const struct policy *p, const struct rule *r,
+    struct sbx_err *e)
 {
 	switch (r->kind) {
 	case RULE_WRITE:
 		put(t, "(allow file-write* ");
-		break;
+		put(t, rule_is_tree(r) ? "(subpath " : "(literal ");
+		put_str(t, r->path);
+		put(t, "))\n");
+		return 0;
 	case RULE_READONLY:
 		put(t, "(deny file-write* ");
 		break;
@@ -255,8 +383,47 @@ put_rule(struct text *t, const struct rule *r)
 		put(t, "(deny file-read* file-write* file-clone ");
 		break;
 	}
-	put_filter(t, r);
+	if (put_tree(t, p, r->path, 0, e) == -1)
+		return -1;
 	put(t, r->implicit ? ") ; protected\n" : ")\n");
+	return 0;
+}
+
+/* The protected names that do not exist: none may be made. */
+static int
+put_missing(struct text *t, const struct policy *p, struct sbx_err *e)
+{
+	size_t	 i;
+
+	for (i = 0; i < p->missing.n; i++) {
+		put(t, "(deny file-write* ");
+		if (put_tree(t, p, p->missing.v[i], 0, e) == -1)
+			return -1;
+		put(t, ") ; protected, not there yet\n");
+	}
+	return 0;
+}
+
+/*
+ * The policy's rules in order, the missing protected names where the
+ * protected list begins: after the last writable path, so that none of
+ * those allows it again, and before --deny-write and --deny-read.
+ */
+static int
+put_policy(struct text *t, const struct policy *p, struct sbx_err *e)
+{
+	size_t	 i, split = 0;
+
+	for (i = 0; i < p->n; i++)
+		if (p->r[i].kind == RULE_WRITE)
+			split = i + 1;
+	for (i = 0; i <= p->n; i++) {
+		if (i == split && put_missing(t, p, e) == -1)
+			return -1;
+		if (i < p->n && put_rule(t, p, &p->r[i], e) == -1)
+			return -1;
+	}
+	return 0;
 }
 
 /* Whether the policy leaves dir writable: its last matching rule. */
@@ -301,9 +468,10 @@ push_writable_parents(const struct policy *p, const char *path,
  * SBPL matches paths, not files: renaming a writable folder above a
  * read-only path (mv .git g; edit g/hooks; mv g .git) would carry the path
  * out of its rule. rename(2) checks file-write-unlink on what it moves, so
- * each writable folder above a read-only or unreadable path stays put, up
- * to and including the writable folder that holds it (mv ws other/ws works
- * between two writable folders).
+ * each writable folder above a read-only or unreadable path, or above a
+ * missing protected name, stays put, up to and including the writable
+ * folder that holds it (mv ws other/ws works between two writable
+ * folders). These exist, and are seen by their names on disk.
  */
 static void
 put_pinned_parents(struct text *t, const struct policy *p)
@@ -314,50 +482,19 @@ put_pinned_parents(struct text *t, const struct policy *p)
 	for (i = 0; i < p->n; i++)
 		if (p->r[i].kind != RULE_WRITE)
 			push_writable_parents(p, p->r[i].path, &v);
+	for (i = 0; i < p->missing.n; i++)
+		push_writable_parents(p, p->missing.v[i], &v);
 	if (v.n == 0)
 		return;
 	put(t, "; the folders above them stay where they are\n");
 	put(t, "(deny file-write-unlink");
 	for (i = 0; i < v.n; i++) {
 		put(t, "\n    (literal ");
-		put_path(t, v.v[i]);
+		put_str(t, v.v[i]);
 		put(t, ")");
 	}
 	put(t, ")\n");
 	strv_free(&v);
-}
-
-/*
- * Refuse path, named on one printable line: control bytes and bytes that
- * are not UTF-8 as \xHH, and a long path cut in the middle so the reason
- * still fits the message.
- */
-static int
-refuse(const char *path, const char *why, struct sbx_err *e)
-{
-	const unsigned char *s = (const unsigned char *)path;
-	struct text t = { NULL, 0, 0 };
-	size_t	 len = strlen(path), i, k;
-	int	 cut = len > 300;
-	char	 hex[8];
-
-	for (i = 0; i < len; i += k) {
-		if (cut && i >= 120) {
-			put(&t, "...");
-			i = len - 120;
-			cut = 0;
-		}
-		k = utf8_len(s + i, len - i);
-		if (k == 0 || s[i] < 0x20 || s[i] == 0x7f) {
-			snprintf(hex, sizeof(hex), "\\x%02x", s[i]);
-			put(&t, hex);
-			k = 1;
-		} else
-			put_mem(&t, path + i, k);
-	}
-	sbx_errf(e, ERR_POLICY, "seatbelt: %s: %s", t.s, why);
-	free(t.s);
-	return -1;
 }
 
 /*
@@ -383,11 +520,11 @@ put_tmp_rules(struct text *t, const char *tmpdir, struct sbx_err *e)
 	    "; temp: none in this plan; with a folder of its own, a run has\n");
 	put(t, c);
 	put(t, "(allow file-write* (subpath ");
-	put_path(t, path);
+	put_str(t, path);
 	put(t, "))\n");
 	put(t, c);
 	put(t, "(deny file-write-unlink (literal ");
-	put_path(t, path);
+	put_str(t, path);
 	put(t, "))\n");
 	return 0;
 }
@@ -402,6 +539,9 @@ put_file_rules(struct text *t, const struct plan *pl, struct sbx_err *e)
 	for (i = 0; i < p->n; i++)
 		if ((why = path_problem(p->r[i].path)) != NULL)
 			return refuse(p->r[i].path, why, e);
+	for (i = 0; i < p->missing.n; i++)
+		if ((why = path_problem(p->missing.v[i])) != NULL)
+			return refuse(p->missing.v[i], why, e);
 	put(t, "\n; files: readable everywhere, writable only where allowed\n");
 	put(t, "(deny file-write*)\n");
 	put(t, DEVICE_RULES);
@@ -410,8 +550,8 @@ put_file_rules(struct text *t, const struct plan *pl, struct sbx_err *e)
 	if (put_tmp_rules(t, pl->tmpdir, e) == -1)
 		return -1;
 	put(t, "; the policy, in order: the last matching rule wins\n");
-	for (i = 0; i < p->n; i++)
-		put_rule(t, &p->r[i]);
+	if (put_policy(t, p, e) == -1)
+		return -1;
 	put_pinned_parents(t, p);
 	return 0;
 }

@@ -308,15 +308,35 @@ m, s = pty.openpty(); print(os.ttyname(s), flush=True); time.sleep(60)' \
 	untouched
 }
 
-@test "macos: attack: another spelling of a protected path" {
-	if [ ! -e "$ws/.GIT/HOOKS" ]; then
-		skip "case-sensitive file system: no other spelling to try"
-	fi
+@test "macos: attack: another spelling of a protected name, there or not" {
+	# Positive control: this volume ignores case (APFS's default).
+	touch "$top/CaseProbe"
+	[ -e "$top/caseprobe" ] ||
+	    skip "case-sensitive file system: no other spelling to try"
 	run sbx -- sh -c 'echo evil >.GIT/HOOKS/pre-commit;
 	    echo evil >.Git/Hooks/post-merge; echo "[x]" >>.GIT/CONFIG'
 	untouched
 	run sbx -- sh -c "echo evil >'$top/OUTSIDE/file'"
 	untouched
+	# Names that do not exist yet: a git folder with no hooks, and the
+	# start-up files of a writable home.
+	mkdir -p "$top/repo/.git" "$top/home/Library"
+	run sbx -C "$top/repo" -- sh -c \
+	    'mkdir .git/HOOKS && echo evil >.git/HOOKS/pre-commit'
+	[ "$status" -ne 0 ]
+	[ ! -e "$top/repo/.git/hooks/pre-commit" ]
+	run sbx -C "$top/home" -- sh -c 'echo evil >>.ZSHRC;
+	    echo evil >.Zprofile; echo evil >.BASH_LOGIN;
+	    mkdir -p Library/LAUNCHAGENTS .SSH'
+	[ ! -s "$top/home/.zshrc" ]
+	[ ! -e "$top/home/.zprofile" ]
+	[ ! -e "$top/home/.bash_login" ]
+	[ ! -e "$top/home/Library/LaunchAgents" ]
+	[ ! -e "$top/home/.ssh" ]
+	# Positive control: the rest of that home is writable.
+	run sbx -C "$top/home" -- sh -c 'echo fine >zshrc-notes'
+	[ "$status" -eq 0 ]
+	[ -s "$top/home/zshrc-notes" ]
 }
 
 @test "macos: attack: a protected shell file in a writable \$HOME" {

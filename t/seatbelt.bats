@@ -62,9 +62,38 @@ in_order() {
 	done
 }
 
+# pinned PATH: the block of folders that stay where they are names PATH.
+pinned() {
+	sed -n '/^(deny file-write-unlink$/,/))$/p' <<<"$profile" |
+	    grep -qF "    (literal $(q "$1"))" || {
+		printf 'not pinned: %s\nin:\n%s\n' "$1" "$profile" >&2
+		return 1
+	}
+}
+
 # q PATH: PATH as the profile must write it, quotes included.
 q() {
 	printf '"%s"' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g')"
+}
+
+# rx PATH [TOP]: the regex the profile writes for the tree at PATH below
+# the writable folder TOP (default $ws), quotes included: every ASCII
+# letter below TOP as a class of its two cases, metacharacters escaped.
+rx() {
+	python3 -c '
+import sys
+path, top = sys.argv[1], sys.argv[2]
+out = "^"
+for i, ch in enumerate(path):
+    if i >= len(top) and ch.isascii() and ch.isalpha():
+        out += "[%s%s]" % (ch.upper(), ch.lower())
+    elif ch in ".[]()*+?{}|^$\\":
+        out += "\\" + ch
+    else:
+        out += ch
+out += "(/.*)?$"
+print("\"" + out.replace("\\", "\\\\").replace("\"", "\\\"") + "\"")
+' "$1" "${2:-$ws}"
 }
 
 @test "seatbelt: the profile starts from allow-default and denies all writes" {
@@ -168,8 +197,8 @@ q() {
 }
 
 @test "seatbelt: the launch line is sandbox-exec -f /dev/fd/3 -- SHIM -- COMMAND" {
-	mkdir -p "$ws/secret"
-	sb --no-protect --deny-read "$ws/secret"
+	mkdir -p "$top/secret"
+	sb --no-protect --deny-read "$top/secret"
 	[ "$status" -eq 0 ]
 	[ "$(wc -l <<<"$launch")" -eq 1 ]
 	# sbx's shim runs inside and reports exec failures and the exact status.
@@ -177,8 +206,8 @@ q() {
 	# The profile travels on descriptor 3: ps(1) shows argv to every
 	# local user, and the profile names the --deny-read paths.
 	! grep -qF '(version 1)' <<<"$launch" || false
-	! grep -qF "$ws/secret" <<<"$launch" || false
-	has "(deny file-read* file-write* file-clone (subpath $(q "$ws/secret")))"
+	! grep -qF "$top/secret" <<<"$launch" || false
+	has "(deny file-read* file-write* file-clone (subpath $(q "$top/secret")))"
 	[ -z "$stderr" ]
 }
 
@@ -208,13 +237,40 @@ q() {
 	hasnt "$top/link"
 }
 
-@test "seatbelt: --deny-write comes after the allows, as a subpath deny" {
+@test "seatbelt: a deny below a writable folder takes every spelling of what could be made" {
+	mkdir -p "$ws/.git/hooks"
+	sb
+	# The workspace exists under its own spelling; below it the command
+	# may create .git/HOOKS on a case-insensitive volume, which git would
+	# then read as .git/hooks.
+	has "(deny file-write* (regex \"^$ws/\\\\.[Gg][Ii][Tt]/[Hh][Oo][Oo][Kk][Ss](/.*)?\$\")) ; protected"
+	# Outside every writable folder nothing can be made: a plain subpath.
+	mkdir -p "$top/out/Sub"
+	sb --no-protect --deny-write "$top/out/Sub" --deny-read "$top/out"
+	has "(deny file-write* (subpath $(q "$top/out/Sub")))"
+	has "(deny file-read* file-write* file-clone (subpath $(q "$top/out")))"
+	hasnt "(regex \"^$top/out"
+}
+
+@test "seatbelt: the fold starts below the shallowest writable folder" {
+	mkdir -p "$ws/A/b/Keep"
+	sb --no-protect -w "$ws/A" --deny-write "$ws/A/b/Keep"
+	has "(deny file-write* $(printf '(regex %s)' "$(rx "$ws/A/b/Keep")"))"
+	has "(deny file-write* (regex \"^$ws/[Aa]/[Bb]/[Kk][Ee][Ee][Pp](/.*)?\$\"))"
+	# With --scope the root is not writable: the fold starts below the
+	# scope path.
+	mkdir -p "$ws/src/gen"
+	sb --no-protect --scope "$ws/src" --deny-write "$ws/src/gen"
+	has "(deny file-write* (regex \"^$ws/src/[Gg][Ee][Nn](/.*)?\$\"))"
+}
+
+@test "seatbelt: --deny-write comes after the allows" {
 	mkdir -p "$ws/keep"
 	touch "$ws/keep.txt"
 	sb --no-protect --deny-write "$ws/keep" --deny-write "$ws/keep.txt"
 	in_order "(allow file-write* (subpath $(q "$ws")))" \
-	    "(deny file-write* (subpath $(q "$ws/keep")))" \
-	    "(deny file-write* (subpath $(q "$ws/keep.txt")))"
+	    "(deny file-write* (regex $(rx "$ws/keep")))" \
+	    "(deny file-write* (regex $(rx "$ws/keep.txt")))"
 }
 
 @test "seatbelt: --deny-read denies reads and writes, last" {
@@ -223,9 +279,9 @@ q() {
 	sb --no-protect --deny-read "$ws/secret" --deny-write "$ws/ro" \
 	    --deny-read "$ws/secret.txt"
 	in_order "(allow file-write* (subpath $(q "$ws")))" \
-	    "(deny file-write* (subpath $(q "$ws/ro")))" \
-	    "(deny file-read* file-write* file-clone (subpath $(q "$ws/secret")))" \
-	    "(deny file-read* file-write* file-clone (subpath $(q "$ws/secret.txt")))"
+	    "(deny file-write* (regex $(rx "$ws/ro")))" \
+	    "(deny file-read* file-write* file-clone (regex $(rx "$ws/secret")))" \
+	    "(deny file-read* file-write* file-clone (regex $(rx "$ws/secret.txt")))"
 }
 
 @test "seatbelt: --scope makes the root read-only, then the scope paths writable" {
@@ -243,7 +299,7 @@ q() {
 	sb --no-protect --scope "$ws/src" --deny-write "$ws/src/gen"
 	in_order "(deny file-write* (subpath $(q "$ws")))" \
 	    "(allow file-write* (subpath $(q "$ws/src")))" \
-	    "(deny file-write* (subpath $(q "$ws/src/gen")))"
+	    "(deny file-write* (regex $(rx "$ws/src/gen" "$ws/src")))"
 	# The scope path holds a read-only path: it cannot be moved away.
 	in_order "(deny file-write-unlink" "    (literal $(q "$ws/src")))"
 }
@@ -253,21 +309,62 @@ q() {
 	touch "$ws/.git/config" "$ws/.envrc"
 	sb
 	in_order "(allow file-write* (subpath $(q "$ws")))" \
-	    "(deny file-write* (subpath $(q "$ws/.git/hooks"))) ; protected" \
-	    "(deny file-write* (subpath $(q "$ws/.git/config"))) ; protected"
-	has "(deny file-write* (subpath $(q "$ws/.envrc"))) ; protected"
+	    "(deny file-write* (regex $(rx "$ws/.git/hooks"))) ; protected" \
+	    "(deny file-write* (regex $(rx "$ws/.git/config"))) ; protected"
+	has "(deny file-write* (regex $(rx "$ws/.envrc"))) ; protected"
 }
 
 @test "seatbelt: a missing .git/hooks is still denied, by name" {
 	mkdir -p "$ws/.git"
 	sb
-	has "(deny file-write* (subpath $(q "$ws/.git/hooks"))) ; protected"
+	has "(deny file-write* (regex $(rx "$ws/.git/hooks"))) ; protected"
+}
+
+@test "seatbelt: missing protected names are denied too, where the protected list begins" {
+	mkdir -p "$ws/.git" "$ws/keep" "$top/out"
+	sb -w "$top/out" --deny-write "$ws/keep"
+	# None of .envrc, .vscode, .mcp.json, config.worktree exists: Seatbelt
+	# holds the name, with no placeholder.
+	in_order "(allow file-write* (subpath $(q "$ws")))" \
+	    "(allow file-write* (subpath $(q "$top/out")))" \
+	    "(deny file-write* (regex $(rx "$ws/.git/config.worktree"))) ; protected, not there yet"
+	has "(deny file-write* (regex $(rx "$ws/.envrc"))) ; protected, not there yet"
+	has "(deny file-write* (regex $(rx "$ws/.vscode"))) ; protected, not there yet"
+	has "(deny file-write* (regex $(rx "$ws/.mcp.json"))) ; protected, not there yet"
+	has "(deny file-write* (regex $(rx "$top/out/.envrc" "$top/out"))) ; protected, not there yet"
+	# After the writable paths, before the user's own --deny-write.
+	in_order "(deny file-write* (regex $(rx "$ws/.envrc"))) ; protected, not there yet" \
+	    "(deny file-write* (regex $(rx "$ws/.git/hooks"))) ; protected" \
+	    "(deny file-write* (regex $(rx "$ws/keep")))"
+	[ ! -e "$ws/.envrc" ] && [ ! -e "$ws/.vscode" ]
+	# Their folders stay where they are.
+	pinned "$ws/.git"
+	pinned "$ws"
+	pinned "$top/out"
+	sb --no-protect
+	hasnt "not there yet"
+}
+
+@test "seatbelt: a writable home holds its start-up files and ~/Library/LaunchAgents, there or not" {
+	mkdir -p "$ws/Library"
+	touch "$ws/.bash_login"
+	HOME=$ws sb
+	has "(deny file-write* (regex $(rx "$ws/.bashrc"))) ; protected"
+	has "(deny file-write* (regex $(rx "$ws/.zshrc"))) ; protected"
+	has "(deny file-write* (regex $(rx "$ws/.bash_login"))) ; protected"
+	has "(deny file-write* (regex $(rx "$ws/.zprofile"))) ; protected, not there yet"
+	has "(deny file-write* (regex $(rx "$ws/.ssh"))) ; protected, not there yet"
+	has "(deny file-write* (regex $(rx "$ws/Library/LaunchAgents"))) ; protected, not there yet"
+	has "(deny file-write* (regex $(rx "$ws/Library/Preferences"))) ; protected, not there yet"
+	pinned "$ws/Library"
+	# ~/.zshrc in any spelling: >> ~/.ZSHRC is refused as well.
+	has "(deny file-write* (regex \"^$ws/\\\\.[Zz][Ss][Hh][Rr][Cc](/.*)?\$\")) ; protected"
 }
 
 @test "seatbelt: the folders above a protected path cannot be renamed" {
 	mkdir -p "$ws/.git/hooks"
 	sb
-	in_order "(deny file-write* (subpath $(q "$ws/.git/hooks"))) ; protected" \
+	in_order "(deny file-write* (regex $(rx "$ws/.git/hooks"))) ; protected" \
 	    "(deny file-write-unlink" \
 	    "    (literal $(q "$ws/.git"))" \
 	    "    (literal $(q "$ws")))"
@@ -291,12 +388,6 @@ q() {
 	hasnt ".git"
 	hasnt "; the folders above them stay where they are"
 	! grep -qx "(deny file-write-unlink" <<<"$profile" || false
-}
-
-@test "seatbelt: shell start-up files are protected when \$HOME is writable" {
-	HOME=$ws sb
-	has "(deny file-write* (subpath $(q "$ws/.bashrc"))) ; protected"
-	has "(deny file-write* (subpath $(q "$ws/.zshrc"))) ; protected"
 }
 
 @test "seatbelt: no network: servers listen on any address, for loopback clients only" {
@@ -353,17 +444,21 @@ q() {
 	    "(allow network-bind (local unix-socket (path-regex #\"^/\")))"
 }
 
-# deny_hostile NAME: --deny-write on a folder NAME in $ws gives one rule
-# whose path is one string literal: with the literals taken out, the line is
-# the bare rule, so nothing in NAME ended the string or started a form.
+# deny_hostile NAME: --deny-write on a folder NAME outside the writable
+# folders gives one rule whose path is one string literal: with the
+# literals taken out, the line is the bare rule, so nothing in NAME ended
+# the string or started a form. The same name in $ws gives one regex,
+# likewise one literal, every metacharacter in it escaped.
 deny_hostile() {
-	mkdir -p "$ws/$1"
-	sb --no-protect --deny-write "$ws/$1"
-	has "(deny file-write* (subpath $(q "$ws/$1")))"
-	line=$(grep -F -- "(deny file-write* (subpath \"$ws/" <<<"$profile")
-	[ "$(wc -l <<<"$line")" -eq 1 ]
+	mkdir -p "$top/out/$1" "$ws/$1"
+	sb --no-protect --deny-write "$top/out/$1" --deny-write "$ws/$1"
+	has "(deny file-write* (subpath $(q "$top/out/$1")))"
+	has "(deny file-write* (regex $(rx "$ws/$1")))"
+	line=$(grep -F -- "(deny file-write* (" <<<"$profile")
+	[ "$(wc -l <<<"$line")" -eq 2 ]
 	[ "$(sed -E 's/"([^"\\]|\\.)*"/""/g' <<<"$line")" = \
-	    '(deny file-write* (subpath ""))' ]
+	    '(deny file-write* (subpath ""))
+(deny file-write* (regex ""))' ]
 	# And the profile as a whole still has one (allow default): its own.
 	[ "$(sed -E 's/"([^"\\]|\\.)*"/""/g' <<<"$profile" |
 	    grep -c '(allow default)')" -eq 1 ]
@@ -371,12 +466,15 @@ deny_hostile() {
 
 @test "seatbelt: a double quote in a path is escaped" {
 	deny_hostile 'say "hi"'
-	has "(deny file-write* (subpath \"$ws/say \\\"hi\\\"\"))"
+	has "(deny file-write* (subpath \"$top/out/say \\\"hi\\\"\"))"
+	has "(deny file-write* (regex \"^$ws/[Ss][Aa][Yy] \\\"[Hh][Ii]\\\"(/.*)?\$\"))"
 }
 
 @test "seatbelt: a backslash in a path is escaped" {
 	deny_hostile 'back\slash\'
-	has "(deny file-write* (subpath \"$ws/back\\\\slash\\\\\"))"
+	has "(deny file-write* (subpath \"$top/out/back\\\\slash\\\\\"))"
+	# In the regex: \\ for the backslash, each doubled in the string.
+	has "(deny file-write* (regex \"^$ws/[Bb][Aa][Cc][Kk]\\\\\\\\[Ss][Ll][Aa][Ss][Hh]\\\\\\\\(/.*)?\$\"))"
 }
 
 @test "seatbelt: a path cannot close the string and add a rule" {
@@ -386,12 +484,18 @@ deny_hostile() {
 
 @test "seatbelt: parentheses, semicolons and hashes stay in the string" {
 	deny_hostile 'a(b)c;d #|e|# ;; f'
-	has "(deny file-write* (subpath \"$ws/a(b)c;d #|e|# ;; f\"))"
+	has "(deny file-write* (subpath \"$top/out/a(b)c;d #|e|# ;; f\"))"
+}
+
+@test "seatbelt: regex metacharacters in a path match only themselves" {
+	deny_hostile 'x.*+?[a-z]{2}^$|(y)'
+	has "(deny file-write* (regex \"^$ws/[Xx]\\\\.\\\\*\\\\+\\\\?\\\\[[Aa]-[Zz]\\\\]\\\\{2\\\\}\\\\^\\\\\$\\\\|\\\\([Yy]\\\\)(/.*)?\$\"))"
 }
 
 @test "seatbelt: non-ASCII UTF-8 is written as it is" {
 	deny_hostile 'été-日本語-🙂'
-	has "(deny file-write* (subpath \"$ws/été-日本語-🙂\"))"
+	has "(deny file-write* (subpath \"$top/out/été-日本語-🙂\"))"
+	has "(deny file-write* (regex \"^$ws/é[Tt]é-日本語-🙂(/.*)?\$\"))"
 }
 
 # refused NAME WHY: a folder NAME in $ws cannot go in a profile: exit 125,
@@ -440,12 +544,23 @@ refused() {
 	    <<<"$stderr"
 }
 
+@test "seatbelt: a path whose regex is too long for a profile string is refused" {
+	# 300 bytes as a path, 1200 and more as a regex of both cases.
+	local long="$ws/$(printf 'd%.0s' $(seq 1 150))/$(printf 'e%.0s' $(seq 1 150))"
+	mkdir -p "$long"
+	run --separate-stderr "$SBX" --backend seatbelt --dry-run -C "$ws" \
+	    --no-protect --deny-write "$long" -- true
+	[ "$status" -eq 125 ]
+	grep -q '^sbx: seatbelt: .*: path too long for a Seatbelt profile$' \
+	    <<<"$stderr"
+}
+
 @test "seatbelt: a root with a quote is written escaped in every rule" {
 	ws="$top/it's \"here\""
 	mkdir -p "$ws/.git/hooks"
 	sb
 	has "(allow file-write* (subpath $(q "$ws")))"
-	has "(deny file-write* (subpath $(q "$ws/.git/hooks"))) ; protected"
+	has "(deny file-write* (regex $(rx "$ws/.git/hooks"))) ; protected"
 	has "    (literal $(q "$ws")))"
 }
 
