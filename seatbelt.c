@@ -553,6 +553,13 @@ put_file_rules(struct text *t, const struct plan *pl, struct sbx_err *e)
 	if (put_policy(t, p, e) == -1)
 		return -1;
 	put_pinned_parents(t, p);
+	/*
+	 * Last, so that no writable path allows it again: a set-user-ID copy
+	 * of a program left in a folder others reach would run as the user
+	 * (as root, for a run by root).
+	 */
+	put(t, "; no set-user-ID or set-group-ID bit, wherever it writes\n");
+	put(t, "(deny file-write-setugid)\n");
 	return 0;
 }
 

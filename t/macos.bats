@@ -294,6 +294,25 @@ m, s = pty.openpty(); print(os.ttyname(s), flush=True); time.sleep(60)' \
 	untouched
 }
 
+@test "macos: attack: no set-user-ID or set-group-ID file is left behind" {
+	# Positive control: outside, chmod sets the bit.
+	touch "$top/outside/s"
+	chmod 4755 "$top/outside/s"
+	[ -u "$top/outside/s" ]
+	run sbx -- sh -c 'cp /bin/echo e; chmod 4755 e; chmod g+s e'
+	[ -e "$ws/e" ]
+	[ ! -u "$ws/e" ] && [ ! -g "$ws/e" ]
+	# An ordinary mode change still works.
+	run sbx -- chmod 700 e
+	[ "$status" -eq 0 ]
+	[ "$(stat -f %Lp "$ws/e")" = 700 ]
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	# The mode given when the file is made, not only chmod.
+	run sbx -- python3 -c 'import os
+os.close(os.open("n", os.O_CREAT | os.O_WRONLY, 0o6755))'
+	[ ! -u "$ws/n" ] && [ ! -g "$ws/n" ]
+}
+
 @test "macos: attack: a hard link as a writable alias" {
 	run sbx -- sh -c 'ln .git/config alias && echo evil >>alias'
 	[ ! -e "$ws/alias" ]

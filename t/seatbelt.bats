@@ -361,6 +361,20 @@ print("\"" + out.replace("\\", "\\\\").replace("\"", "\\\"") + "\"")
 	has "(deny file-write* (regex \"^$ws/\\\\.[Zz][Ss][Hh][Rr][Cc](/.*)?\$\")) ; protected"
 }
 
+@test "seatbelt: no set-user-ID bit, after the policy and the pins" {
+	mkdir -p "$ws/.git/hooks"
+	sb -w "$top"
+	in_order "; the policy, in order: the last matching rule wins" \
+	    "(allow file-write* (subpath $(q "$ws")))" \
+	    "(allow file-write* (subpath $(q "$top")))" \
+	    "(deny file-write-unlink" \
+	    "; no set-user-ID or set-group-ID bit, wherever it writes" \
+	    "(deny file-write-setugid)"
+	# Nothing after it allows file writes again.
+	n=$(line_of "(deny file-write-setugid)")
+	! tail -n "+$n" <<<"$profile" | grep -q '(allow file-write' || false
+}
+
 @test "seatbelt: the folders above a protected path cannot be renamed" {
 	mkdir -p "$ws/.git/hooks"
 	sb
