@@ -595,6 +595,34 @@ put_net_rules(struct text *t, const struct plan *pl, struct sbx_err *e)
 	return 0;
 }
 
+/*
+ * connect(2) to a Unix socket is network-outbound, not a file read: where
+ * --allow-unix-sockets opens them, one below a --deny-read path (an agent's
+ * socket, docker.sock) is refused as well.
+ */
+static int
+put_denied_sockets(struct text *t, const struct plan *pl, struct sbx_err *e)
+{
+	const struct policy *p = pl->pol;
+	size_t	 i;
+	int	 first = 1;
+
+	if (!pl->o->allow_unix)
+		return 0;
+	for (i = 0; i < p->n; i++) {
+		if (p->r[i].kind != RULE_DENY_READ)
+			continue;
+		if (first)
+			put(t, "; no Unix socket below a --deny-read path\n");
+		first = 0;
+		put(t, "(deny network-outbound (remote unix-socket ");
+		if (put_tree(t, p, p->r[i].path, 1, e) == -1)
+			return -1;
+		put(t, "))\n");
+	}
+	return 0;
+}
+
 int
 seatbelt_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 {
@@ -615,7 +643,8 @@ seatbelt_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 		free(t.s);
 		return -1;
 	}
-	if (put_net_rules(&t, pl, e) == -1) {
+	if (put_net_rules(&t, pl, e) == -1 ||
+	    put_denied_sockets(&t, pl, e) == -1) {
 		free(t.s);
 		return -1;
 	}

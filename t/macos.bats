@@ -449,21 +449,53 @@ os.close(os.open("n", os.O_CREAT | os.O_WRONLY, 0o6755))'
 	[ "$status" -eq 0 ]
 }
 
+# unix_listen PATH: a Unix socket at PATH, outside the sandbox, that
+# accepts every connection; waits until it is there.
+unix_listen() {
+	python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+while True:
+    s.accept()[0].close()' "$1" >/dev/null 2>&1 &
+	pids="$pids $!"
+	for _ in 1 2 3 4 5 6 7 8 9 10; do [ -S "$1" ] && return 0; sleep 0.2; done
+	return 1
+}
+
+CONNECT='import socket, sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])'
+
 @test "macos: attack: Unix sockets are shut unless asked for" {
 	command -v python3 >/dev/null || skip "python3 is not installed"
-	sock="$top/s.sock"
-	python3 -c 'import socket,sys,time
-s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1); time.sleep(60)' \
-	    "$sock" &
-	pids="$pids $!"
-	for _ in 1 2 3 4 5 6 7 8 9 10; do [ -S "$sock" ] && break; sleep 0.2; done
-	connect="import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])"
-	run sbx -- python3 -c "$connect" "$sock"
+	unix_listen "$top/s.sock"
+	run sbx -- python3 -c "$CONNECT" "$top/s.sock"
 	[ "$status" -ne 0 ]
-	run sbx --net -- python3 -c "$connect" "$sock"
+	run sbx --net -- python3 -c "$CONNECT" "$top/s.sock"
 	[ "$status" -ne 0 ]
-	run sbx --allow-unix-sockets -- python3 -c "$connect" "$sock"
+	run sbx --allow-unix-sockets -- python3 -c "$CONNECT" "$top/s.sock"
 	[ "$status" -eq 0 ]
+}
+
+@test "macos: attack: --allow-unix-sockets reaches no socket below a --deny-read path" {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	mkdir -p "$top/agent" "$top/open"
+	unix_listen "$top/agent/s.sock"
+	unix_listen "$top/open/s.sock"
+	ln -s "$top/agent" "$ws/link"
+	# Positive control: the same kind of socket beside it is reached.
+	run sbx --allow-unix-sockets --deny-read "$top/agent" -- \
+	    python3 -c "$CONNECT" "$top/open/s.sock"
+	[ "$status" -eq 0 ]
+	for net in --no-net --net; do
+		run sbx --allow-unix-sockets "$net" --deny-read "$top/agent" -- \
+		    python3 -c "$CONNECT" "$top/agent/s.sock"
+		[ "$status" -ne 0 ]
+		# by a relative name, and through a symbolic link
+		run sbx -C "$top/open" --allow-unix-sockets "$net" \
+		    --deny-read "$top/agent" -- python3 -c "$CONNECT" ../agent/s.sock
+		[ "$status" -ne 0 ]
+		run sbx --allow-unix-sockets "$net" --deny-read "$top/agent" -- \
+		    python3 -c "$CONNECT" link/s.sock
+		[ "$status" -ne 0 ]
+	done
 }
 
 @test "macos: --net still resolves names through mDNSResponder" {

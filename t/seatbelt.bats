@@ -458,6 +458,24 @@ print("\"" + out.replace("\\", "\\\\").replace("\"", "\\\"") + "\"")
 	    "(allow network-bind (local unix-socket (path-regex #\"^/\")))"
 }
 
+@test "seatbelt: --allow-unix-sockets: no socket below a --deny-read path" {
+	mkdir -p "$ws/secret" "$top/agent"
+	sb --no-protect --allow-unix-sockets --deny-read "$ws/secret" \
+	    --deny-read "$top/agent"
+	# connect(2) is network-outbound, which no file rule covers.
+	in_order "(allow network-outbound (remote unix-socket (path-regex #\"^/\")))" \
+	    "; no Unix socket below a --deny-read path" \
+	    "(deny network-outbound (remote unix-socket (path-regex $(rx "$ws/secret"))))" \
+	    "(deny network-outbound (remote unix-socket (subpath $(q "$top/agent"))))"
+	[ "$(tail -n 1 <<<"$profile")" = \
+	    "(deny network-outbound (remote unix-socket (subpath $(q "$top/agent"))))" ]
+	sb --no-protect --net --allow-unix-sockets --deny-read "$top/agent"
+	has "(deny network-outbound (remote unix-socket (subpath $(q "$top/agent"))))"
+	# Without the option every Unix socket is shut already.
+	sb --no-protect --deny-read "$top/agent"
+	hasnt "unix-socket"
+}
+
 # deny_hostile NAME: --deny-write on a folder NAME outside the writable
 # folders gives one rule whose path is one string literal: with the
 # literals taken out, the line is the bare rule, so nothing in NAME ended
