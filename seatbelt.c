@@ -687,21 +687,33 @@ seatbelt_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 #ifdef __APPLE__
 /*
  * The probe's profile uses every operation and filter form the real one
- * does, so a macOS that lacks one fails here, with sandbox-exec's message.
+ * does, so a macOS that lacks one fails here, with sandbox-exec's message,
+ * and not every run.
  */
+#define PROBE_DIR	"/private/var/empty/sbx-probe"
 static const char *
 probe_profile(void)
 {
-	static char buf[4096];
+	static char buf[8192];
+	int	 n;
 
-	snprintf(buf, sizeof(buf), "(version 1)\n(allow default)\n%s%s%s%s%s%s%s%s"
+	n = snprintf(buf, sizeof(buf), "(version 1)\n(allow default)\n%s%s%s"
+	    "(deny file-write*)\n%s%s"
+	    "(allow file-write* (subpath \"" PROBE_DIR "\"))\n"
+	    "(allow file-write* (literal \"" PROBE_DIR "/f\"))\n"
+	    "(deny file-write* (regex \"^" PROBE_DIR "/\\\\.[Gg](/.*)?$\"))\n"
 	    "(deny file-read* file-write* file-clone"
-	    " (subpath \"/private/var/empty/sbx-probe\"))\n"
-	    "(deny file-write-unlink (literal \"/private/var/empty/sbx\"))\n",
+	    " (subpath \"" PROBE_DIR "/r\"))\n"
+	    "(deny file-write-unlink (literal \"" PROBE_DIR "\"))\n"
+	    "(deny file-write-setugid)\n"
+	    "%s(allow network-outbound (remote tcp \"localhost:1\"))\n%s%s"
+	    "(deny network-outbound (remote unix-socket"
+	    " (subpath \"" PROBE_DIR "\")))\n"
+	    "(deny network-outbound (remote unix-socket"
+	    " (path-regex \"^" PROBE_DIR "/[Ss](/.*)?$\")))\n",
 	    FIXED_RULES, DAEMON_RULES, SYSCTL_RULES, DEVICE_RULES, TTY_RULES,
-	    NET_LOCAL_RULES,
-	    NET_UNIX_ALLOW_RULES, NET_UNIX_DENY_RULES);
-	return buf;
+	    NET_LOCAL_RULES, NET_UNIX_ALLOW_RULES, NET_UNIX_DENY_RULES);
+	return n > 0 && (size_t)n < sizeof(buf) ? buf : NULL;
 }
 
 int
@@ -718,7 +730,8 @@ seatbelt_probe(const struct sbx_opts *o, int full, char *info,
 	if (access(SANDBOX_EXEC, X_OK) == -1)
 		return sbx_errf(e, ERR_UNAVAILABLE, "seatbelt: %s: %s",
 		    SANDBOX_EXEC, strerror(errno));
-	argv[2] = probe_profile();
+	if ((argv[2] = probe_profile()) == NULL)
+		return sbx_errf(e, ERR_INTERNAL, "seatbelt: probe profile too long");
 	if ((st = proc_probe(argv, line, sizeof(line))) == 0) {
 		snprintf(info, infolen, "%s", SANDBOX_EXEC);
 		return 0;
