@@ -3,14 +3,19 @@
  * into an SBPL profile for /usr/bin/sandbox-exec and the launch line that
  * carries it; it is a pure function (no fork, no exec, no exit, no file
  * system access) that gives the same text on every platform, so --dry-run
- * and the golden tests run anywhere. seatbelt_probe() checks that
- * sandbox-exec works here. Invariants: a path reaches the profile only
- * through put_str(), which writes one Scheme string literal that cannot end
- * early, or refuses the path; the policy's rules keep their order, because
- * in SBPL the last matching rule wins; every operation name the profile uses
- * is also in the probe's profile, so a macOS that does not know one fails
- * the probe instead of every run. No rule of the policy is filtered out:
- * the folders above a read-only path are pinned here, in SBPL's terms.
+ * and the golden tests run anywhere. The profile goes to sandbox-exec on
+ * descriptor 3, never in argv. seatbelt_probe() checks that sandbox-exec
+ * works here; seatbelt_tmpdir() makes a run's temp folder for the core.
+ * Invariants: a path reaches the profile only through put_str(), which
+ * writes one Scheme string literal that cannot end early, after
+ * path_problem() has passed it (or the run is refused), either as it is or
+ * as a regex in which every metacharacter of the path is escaped
+ * (put_regex()); the policy's rules keep their order, because in SBPL the
+ * last matching rule wins; every operation name and filter form the
+ * profile uses is also in the probe's profile, so a macOS that does not
+ * know one fails the probe instead of every run. No rule of the policy is
+ * filtered out: the folders above a read-only path are pinned here, in
+ * SBPL's terms.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
