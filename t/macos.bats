@@ -520,6 +520,34 @@ CONNECT='import socket, sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])'
 	[ "$status" -ne 0 ]
 	run sbx -- open -g -j -a Calculator
 	[ "$status" -ne 0 ]
+	# open(1) on a program of the command's own: launchd would start it
+	# outside, unconfined.
+	printf '#!/bin/sh\ntouch "%s"\n' "$top/outside/escaped" >"$ws/x.command"
+	chmod +x "$ws/x.command"
+	run sbx -- open -g "$ws/x.command"
+	run sbx -- open -g -a Terminal "$ws/x.command"
+	sleep 2
+	[ ! -e "$top/outside/escaped" ]
+	untouched
+}
+
+@test "macos: DYLD_* variables never reach the command" {
+	run sbx -e DYLD_INSERT_LIBRARIES=/nonexistent.dylib \
+	    -e DYLD_LIBRARY_PATH="$ws" -e SBX_SEEN=yes -- env
+	[ "$status" -eq 0 ]
+	# Positive control: another variable given the same way arrives.
+	grep -q '^SBX_SEEN=yes' <<<"$(printf '%b' "$(kv stdout)")"
+	! grep -q '^DYLD_' <<<"$(printf '%b' "$(kv stdout)")" || false
+}
+
+@test "macos: a terminal the command inherits stays usable" {
+	command -v script >/dev/null || skip "script is not installed"
+	# script(1) makes the terminal outside; sbx passes it through.
+	run script -q /dev/null "$SBX" --backend seatbelt -C "$ws" \
+	    --passthrough -- sh -c 'echo inherited-ok; stty -g >/dev/null &&
+	    echo stty-ok' </dev/null 3>&-
+	grep -q inherited-ok <<<"$output"
+	grep -q stty-ok <<<"$output"
 }
 
 @test "macos: attack: processes outside cannot be signalled" {

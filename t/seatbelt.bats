@@ -578,7 +578,8 @@ refused() {
 
 @test "seatbelt: a path whose regex is too long for a profile string is refused" {
 	# 300 bytes as a path, 1200 and more as a regex of both cases.
-	local long="$ws/$(printf 'd%.0s' $(seq 1 150))/$(printf 'e%.0s' $(seq 1 150))"
+	local long
+	long="$ws/$(printf 'd%.0s' $(seq 1 150))/$(printf 'e%.0s' $(seq 1 150))"
 	mkdir -p "$long"
 	run --separate-stderr "$SBX" --backend seatbelt --dry-run -C "$ws" \
 	    --no-protect --deny-write "$long" -- true
