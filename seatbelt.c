@@ -64,10 +64,12 @@ static const char FIXED_RULES[] =
  * writes any preference domain (a terminal's start-up command); a mount
  * (hdiutil attach -mountpoint) can cover a protected folder; the
  * pasteboard holds copied passwords and takes a command planted for a
- * later paste; securityd hands out keychain secrets whose items already
- * trust git or gh; sysmond lists every process with its arguments;
- * launchservicesd starts programs for open(1) whatever lsopen says, and
- * lsd's database chooses which program opens a URL scheme later. launchd
+ * later paste; securityd (the login keychain) hands out the secrets whose
+ * items already trust git or gh; sysmond lists every process with its
+ * arguments; lsd's database chooses which program opens a URL scheme
+ * later. Not trustd or secd: TLS certificate checks need the first, and
+ * the second hands an unsigned program no other program's items. lsopen
+ * covers open(1), which launchservicesd checks for the caller. launchd
  * itself refuses bootstrap and load to every sandboxed process; no
  * operation names its other requests (setenv): t/macos.bats checks.
  */
@@ -77,10 +79,7 @@ static const char DAEMON_RULES[] =
 	"(deny mach-lookup\n"
 	"    (global-name \"com.apple.pasteboard.1\")\n"
 	"    (global-name \"com.apple.SecurityServer\")\n"
-	"    (global-name \"com.apple.securityd.xpc\")\n"
-	"    (global-name \"com.apple.secd\")\n"
 	"    (global-name \"com.apple.sysmond\")\n"
-	"    (global-name \"com.apple.coreservices.launchservicesd\")\n"
 	"    (global-name \"com.apple.lsd.modifydb\"))\n";
 
 /*

@@ -521,7 +521,7 @@ CONNECT='import socket, sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])'
 	run sbx -- open -g -j -a Calculator
 	[ "$status" -ne 0 ]
 	# open(1) on a program of the command's own: launchd would start it
-	# outside, unconfined.
+	# outside, unconfined; launchservicesd checks lsopen for the caller.
 	printf '#!/bin/sh\ntouch "%s"\n' "$top/outside/escaped" >"$ws/x.command"
 	chmod +x "$ws/x.command"
 	run sbx -- open -g "$ws/x.command"

@@ -168,16 +168,15 @@ print("\"" + out.replace("\\", "\\\\").replace("\"", "\\\"") + "\"")
 	    "(deny mach-lookup" \
 	    "    (global-name \"com.apple.pasteboard.1\")" \
 	    "    (global-name \"com.apple.SecurityServer\")" \
-	    "    (global-name \"com.apple.securityd.xpc\")" \
-	    "    (global-name \"com.apple.secd\")" \
 	    "    (global-name \"com.apple.sysmond\")" \
-	    "    (global-name \"com.apple.coreservices.launchservicesd\")" \
 	    "    (global-name \"com.apple.lsd.modifydb\"))" \
 	    "; files: readable everywhere, writable only where allowed"
 	# Nothing later allows them again.
 	hasnt "(allow user-preference"
 	hasnt "(allow file-mount"
 	hasnt "(allow mach-lookup"
+	# TLS certificate checks go through trustd, which stays open.
+	hasnt "trustd"
 }
 
 @test "seatbelt: other processes' arguments: kern.procargs and the process lists refused" {
