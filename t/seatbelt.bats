@@ -62,6 +62,15 @@ in_order() {
 	done
 }
 
+# re PATH: PATH as a literal in a profile regex, as the profile writes it
+# (each metacharacter escaped, then each backslash doubled in the string).
+re() {
+	local r
+	r=$(rx "$1" "$1")
+	r=${r#\"^}
+	printf '%s' "${r%"(/.*)?\$\""}"
+}
+
 # pinned PATH: the block of folders that stay where they are names PATH.
 pinned() {
 	sed -n '/^(deny file-write-unlink$/,/))$/p' <<<"$profile" |
@@ -242,25 +251,25 @@ print("\"" + out.replace("\\", "\\\\").replace("\"", "\\\"") + "\"")
 	# The workspace exists under its own spelling; below it the command
 	# may create .git/HOOKS on a case-insensitive volume, which git would
 	# then read as .git/hooks.
-	has "(deny file-write* (regex \"^$ws/\\\\.[Gg][Ii][Tt]/[Hh][Oo][Oo][Kk][Ss](/.*)?\$\")) ; protected"
+	has "(deny file-write* (regex \"^$(re "$ws")/\\\\.[Gg][Ii][Tt]/[Hh][Oo][Oo][Kk][Ss](/.*)?\$\")) ; protected"
 	# Outside every writable folder nothing can be made: a plain subpath.
 	mkdir -p "$top/out/Sub"
 	sb --no-protect --deny-write "$top/out/Sub" --deny-read "$top/out"
 	has "(deny file-write* (subpath $(q "$top/out/Sub")))"
 	has "(deny file-read* file-write* file-clone (subpath $(q "$top/out")))"
-	hasnt "(regex \"^$top/out"
+	hasnt "(regex \"^$(re "$top")/out"
 }
 
 @test "seatbelt: the fold starts below the shallowest writable folder" {
 	mkdir -p "$ws/A/b/Keep"
 	sb --no-protect -w "$ws/A" --deny-write "$ws/A/b/Keep"
 	has "(deny file-write* $(printf '(regex %s)' "$(rx "$ws/A/b/Keep")"))"
-	has "(deny file-write* (regex \"^$ws/[Aa]/[Bb]/[Kk][Ee][Ee][Pp](/.*)?\$\"))"
+	has "(deny file-write* (regex \"^$(re "$ws")/[Aa]/[Bb]/[Kk][Ee][Ee][Pp](/.*)?\$\"))"
 	# With --scope the root is not writable: the fold starts below the
 	# scope path.
 	mkdir -p "$ws/src/gen"
 	sb --no-protect --scope "$ws/src" --deny-write "$ws/src/gen"
-	has "(deny file-write* (regex \"^$ws/src/[Gg][Ee][Nn](/.*)?\$\"))"
+	has "(deny file-write* (regex \"^$(re "$ws")/src/[Gg][Ee][Nn](/.*)?\$\"))"
 }
 
 @test "seatbelt: --deny-write comes after the allows" {
@@ -357,7 +366,7 @@ print("\"" + out.replace("\\", "\\\\").replace("\"", "\\\"") + "\"")
 	has "(deny file-write* (regex $(rx "$ws/Library/Preferences"))) ; protected, not there yet"
 	pinned "$ws/Library"
 	# ~/.zshrc in any spelling: >> ~/.ZSHRC is refused as well.
-	has "(deny file-write* (regex \"^$ws/\\\\.[Zz][Ss][Hh][Rr][Cc](/.*)?\$\")) ; protected"
+	has "(deny file-write* (regex \"^$(re "$ws")/\\\\.[Zz][Ss][Hh][Rr][Cc](/.*)?\$\")) ; protected"
 }
 
 @test "seatbelt: no set-user-ID bit, after the policy and the pins" {
@@ -498,14 +507,14 @@ deny_hostile() {
 @test "seatbelt: a double quote in a path is escaped" {
 	deny_hostile 'say "hi"'
 	has "(deny file-write* (subpath \"$top/out/say \\\"hi\\\"\"))"
-	has "(deny file-write* (regex \"^$ws/[Ss][Aa][Yy] \\\"[Hh][Ii]\\\"(/.*)?\$\"))"
+	has "(deny file-write* (regex \"^$(re "$ws")/[Ss][Aa][Yy] \\\"[Hh][Ii]\\\"(/.*)?\$\"))"
 }
 
 @test "seatbelt: a backslash in a path is escaped" {
 	deny_hostile 'back\slash\'
 	has "(deny file-write* (subpath \"$top/out/back\\\\slash\\\\\"))"
 	# In the regex: \\ for the backslash, each doubled in the string.
-	has "(deny file-write* (regex \"^$ws/[Bb][Aa][Cc][Kk]\\\\\\\\[Ss][Ll][Aa][Ss][Hh]\\\\\\\\(/.*)?\$\"))"
+	has "(deny file-write* (regex \"^$(re "$ws")/[Bb][Aa][Cc][Kk]\\\\\\\\[Ss][Ll][Aa][Ss][Hh]\\\\\\\\(/.*)?\$\"))"
 }
 
 @test "seatbelt: a path cannot close the string and add a rule" {
@@ -520,13 +529,13 @@ deny_hostile() {
 
 @test "seatbelt: regex metacharacters in a path match only themselves" {
 	deny_hostile 'x.*+?[a-z]{2}^$|(y)'
-	has "(deny file-write* (regex \"^$ws/[Xx]\\\\.\\\\*\\\\+\\\\?\\\\[[Aa]-[Zz]\\\\]\\\\{2\\\\}\\\\^\\\\\$\\\\|\\\\([Yy]\\\\)(/.*)?\$\"))"
+	has "(deny file-write* (regex \"^$(re "$ws")/[Xx]\\\\.\\\\*\\\\+\\\\?\\\\[[Aa]-[Zz]\\\\]\\\\{2\\\\}\\\\^\\\\\$\\\\|\\\\([Yy]\\\\)(/.*)?\$\"))"
 }
 
 @test "seatbelt: non-ASCII UTF-8 is written as it is" {
 	deny_hostile 'été-日本語-🙂'
 	has "(deny file-write* (subpath \"$top/out/été-日本語-🙂\"))"
-	has "(deny file-write* (regex \"^$ws/é[Tt]é-日本語-🙂(/.*)?\$\"))"
+	has "(deny file-write* (regex \"^$(re "$ws")/é[Tt]é-日本語-🙂(/.*)?\$\"))"
 }
 
 # refused NAME WHY: a folder NAME in $ws cannot go in a profile: exit 125,
