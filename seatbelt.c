@@ -116,8 +116,8 @@ static const char DEVICE_RULES[] =
  * and no other: every terminal window of the user's is a tty the user
  * owns, where what the command writes would show as escape sequences and
  * from which it could read what the user types. Metadata stays readable
- * (ttyname(3)), ioctls stay allowed: a terminal the command inherits is
- * open already, and its own needs tcsetattr().
+ * (ttyname(3)) and ioctls stay allowed: a terminal the command inherits
+ * is open already, and tcsetattr() on it must work.
  */
 static const char TTY_RULES[] =
 	"(deny file-read-data file-write* (regex #\"^/dev/(tty|pty).\"))\n"
@@ -143,7 +143,7 @@ static const char NET_LOCAL_RULES[] =
 	"(allow network-bind (local tcp \"*:*\"))\n"
 	"(allow network-inbound (local tcp \"localhost:*\"))\n";
 
-/* --allow-unix-sockets with no network: connect and bind by path. */
+/* --allow-unix-sockets without --net: connect and bind by path. */
 static const char NET_UNIX_ALLOW_RULES[] =
 	"(allow network-outbound (remote unix-socket (path-regex #\"^/\")))\n"
 	"(allow network-bind (local unix-socket (path-regex #\"^/\")))\n";
@@ -300,17 +300,19 @@ fold_from(const struct policy *p, const char *path)
 }
 
 /*
- * The tree at path as a regex, ^path(/.*)?$, in which each ASCII letter
+ * path as a regex, ^path(/.*)?$ for its tree or ^path$ for itself, in
+ * which each ASCII letter
  * from byte `from` on is a class of its two cases and every metacharacter
  * is escaped. APFS and HFS+ ignore case by default and a name being made
  * is checked as the command spelled it: without this, mkdir .git/HOOKS or
  * >> ~/.ZSHRC would pass a deny on .git/hooks or ~/.zshrc, and git or zsh
- * would read the file under its protected name later. Only ASCII folds:
- * every protected name is ASCII, the rest exists already. On a volume
- * that respects case the deny also covers the other spellings.
+ * would read the file under its protected name later. Only ASCII letters
+ * fold: every protected name is ASCII, and another letter in a name of the
+ * user's is matched as given. On a volume that respects case the deny
+ * also covers the other spellings.
  */
 static void
-put_regex(struct text *r, const char *path, size_t from)
+put_regex(struct text *r, const char *path, size_t from, int tree)
 {
 	const unsigned char *s = (const unsigned char *)path;
 	char	 c[5];
@@ -328,7 +330,7 @@ put_regex(struct text *r, const char *path, size_t from)
 			put_mem(r, "\\", 1);
 		put_mem(r, path + i, 1);
 	}
-	put(r, "(/.*)?$");
+	put(r, tree ? "(/.*)?$" : "$");
 }
 
 /*
@@ -349,7 +351,7 @@ put_tree(struct text *t, const struct policy *p, const char *path,
 		put(t, ")");
 		return 0;
 	}
-	put_regex(&r, path, from);
+	put_regex(&r, path, from, 1);
 	if (str_len(r.s) > SBPL_STR_MAX) {
 		free(r.s);
 		return refuse(path, "path too long for a Seatbelt profile", e);
@@ -469,19 +471,53 @@ push_writable_parents(const struct policy *p, const char *path,
 }
 
 /*
+ * One pinned folder: itself, in every spelling of what lies below the
+ * shallowest writable folder. These folders exist, and Seatbelt should
+ * see the one that moves by its name on disk, but whether it takes the
+ * name the command typed for the source of rename(2) is not documented:
+ * the fold costs nothing where it does not.
+ */
+static int
+put_pin(struct text *t, const struct policy *p, const char *dir,
+    struct sbx_err *e)
+{
+	struct text r = { NULL, 0, 0 };
+	size_t	 from = fold_from(p, dir);
+
+	if (from == 0 || from == strlen(dir)) {
+		put(t, "\n    (literal ");
+		put_str(t, dir);
+		put(t, ")");
+		return 0;
+	}
+	put_regex(&r, dir, from, 0);
+	if (str_len(r.s) > SBPL_STR_MAX) {
+		free(r.s);
+		return refuse(dir, "path too long for a Seatbelt profile", e);
+	}
+	put(t, "\n    (regex ");
+	put_str(t, r.s);
+	put(t, ")");
+	free(r.s);
+	return 0;
+}
+
+/*
  * SBPL matches paths, not files: renaming a writable folder above a
  * read-only path (mv .git g; edit g/hooks; mv g .git) would carry the path
  * out of its rule. rename(2) checks file-write-unlink on what it moves, so
  * each writable folder above a read-only or unreadable path, or above a
  * missing protected name, stays put, up to and including the writable
  * folder that holds it (mv ws other/ws works between two writable
- * folders). These exist, and are seen by their names on disk.
+ * folders).
  */
-static void
-put_pinned_parents(struct text *t, const struct policy *p)
+static int
+put_pinned_parents(struct text *t, const struct policy *p,
+    struct sbx_err *e)
 {
 	struct strv v = { NULL, 0, 0 };
 	size_t	 i;
+	int	 rc = 0;
 
 	for (i = 0; i < p->n; i++)
 		if (p->r[i].kind != RULE_WRITE)
@@ -489,16 +525,14 @@ put_pinned_parents(struct text *t, const struct policy *p)
 	for (i = 0; i < p->missing.n; i++)
 		push_writable_parents(p, p->missing.v[i], &v);
 	if (v.n == 0)
-		return;
+		return 0;
 	put(t, "; the folders above them stay where they are\n");
 	put(t, "(deny file-write-unlink");
-	for (i = 0; i < v.n; i++) {
-		put(t, "\n    (literal ");
-		put_str(t, v.v[i]);
-		put(t, ")");
-	}
+	for (i = 0; i < v.n && rc == 0; i++)
+		rc = put_pin(t, p, v.v[i], e);
 	put(t, ")\n");
 	strv_free(&v);
+	return rc;
 }
 
 /*
@@ -554,9 +588,8 @@ put_file_rules(struct text *t, const struct plan *pl, struct sbx_err *e)
 	if (put_tmp_rules(t, pl->tmpdir, e) == -1)
 		return -1;
 	put(t, "; the policy, in order: the last matching rule wins\n");
-	if (put_policy(t, p, e) == -1)
+	if (put_policy(t, p, e) == -1 || put_pinned_parents(t, p, e) == -1)
 		return -1;
-	put_pinned_parents(t, p);
 	/*
 	 * Last, so that no writable path allows it again: a set-user-ID copy
 	 * of a program left in a folder others reach would run as the user
@@ -708,7 +741,8 @@ probe_profile(void)
 	    "(deny file-write* (regex \"^" PROBE_DIR "/\\\\.[Gg](/.*)?$\"))\n"
 	    "(deny file-read* file-write* file-clone"
 	    " (subpath \"" PROBE_DIR "/r\"))\n"
-	    "(deny file-write-unlink (literal \"" PROBE_DIR "\"))\n"
+	    "(deny file-write-unlink (literal \"" PROBE_DIR "\")"
+	    " (regex \"^" PROBE_DIR "/[Gg]$\"))\n"
 	    "(deny file-write-setugid)\n"
 	    "%s(allow network-outbound (remote tcp \"localhost:1\"))\n%s%s"
 	    "(deny network-outbound (remote unix-socket"

@@ -71,10 +71,22 @@ re() {
 	printf '%s' "${r%"(/.*)?\$\""}"
 }
 
-# pinned PATH: the block of folders that stay where they are names PATH.
+# pin PATH [TOP]: how the block of folders that stay where they are names
+# PATH, below the shallowest writable folder TOP (default $ws): TOP itself
+# as a literal, a folder below it in every spelling of the part below TOP.
+pin() {
+	if [ "$1" = "${2:-$ws}" ]; then
+		printf '    (literal %s)' "$(q "$1")"
+	else
+		printf '    (regex %s)' "$(rx "$1" "${2:-$ws}" self)"
+	fi
+}
+
+# pinned PATH [TOP]: the block of folders that stay where they are names
+# PATH (see pin).
 pinned() {
 	sed -n '/^(deny file-write-unlink$/,/))$/p' <<<"$profile" |
-	    grep -qF "    (literal $(q "$1"))" || {
+	    grep -qF "$(pin "$@")" || {
 		printf 'not pinned: %s\nin:\n%s\n' "$1" "$profile" >&2
 		return 1
 	}
@@ -85,9 +97,10 @@ q() {
 	printf '"%s"' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g')"
 }
 
-# rx PATH [TOP]: the regex the profile writes for the tree at PATH below
-# the writable folder TOP (default $ws), quotes included: every ASCII
-# letter below TOP as a class of its two cases, metacharacters escaped.
+# rx PATH [TOP [self]]: the regex the profile writes for the tree at PATH
+# (with self: PATH alone) below the writable folder TOP (default $ws),
+# quotes included: every ASCII letter below TOP as a class of its two
+# cases, metacharacters escaped.
 rx() {
 	python3 -c '
 import sys
@@ -100,9 +113,9 @@ for i, ch in enumerate(path):
         out += "\\" + ch
     else:
         out += ch
-out += "(/.*)?$"
+out += "$" if len(sys.argv) > 3 else "(/.*)?$"
 print("\"" + out.replace("\\", "\\\\").replace("\"", "\\\"") + "\"")
-' "$1" "${2:-$ws}"
+' "$1" "${2:-$ws}" ${3:+"$3"}
 }
 
 @test "seatbelt: the profile starts from allow-default and denies all writes" {
@@ -348,7 +361,7 @@ print("\"" + out.replace("\\", "\\\\").replace("\"", "\\\"") + "\"")
 	# Their folders stay where they are.
 	pinned "$ws/.git"
 	pinned "$ws"
-	pinned "$top/out"
+	pinned "$top/out" "$top/out"
 	sb --no-protect
 	hasnt "not there yet"
 }
@@ -388,8 +401,10 @@ print("\"" + out.replace("\\", "\\\\").replace("\"", "\\\"") + "\"")
 	sb
 	in_order "(deny file-write* (regex $(rx "$ws/.git/hooks"))) ; protected" \
 	    "(deny file-write-unlink" \
-	    "    (literal $(q "$ws/.git"))" \
-	    "    (literal $(q "$ws")))"
+	    "$(pin "$ws/.git")" \
+	    "$(pin "$ws"))"
+	# .git in every spelling, the workspace as it is.
+	has "    (regex \"^$(re "$ws")/\\\\.[Gg][Ii][Tt]\$\")"
 	# bwrap's pins (mount points) become these denies, not allows.
 	hasnt "(allow file-write* (subpath $(q "$ws/.git")))"
 }
@@ -398,9 +413,9 @@ print("\"" + out.replace("\\", "\\\\").replace("\"", "\\\"") + "\"")
 	mkdir -p "$ws/a/b/c" "$top/elsewhere"
 	sb --no-protect --deny-write "$ws/a/b/c" --deny-read "$top/elsewhere"
 	in_order "(deny file-write-unlink" \
-	    "    (literal $(q "$ws/a/b"))" \
-	    "    (literal $(q "$ws/a"))" \
-	    "    (literal $(q "$ws")))"
+	    "$(pin "$ws/a/b")" \
+	    "$(pin "$ws/a")" \
+	    "$(pin "$ws"))"
 	hasnt "(literal $(q "$top"))"
 }
 
