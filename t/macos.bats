@@ -286,6 +286,11 @@ m, s = pty.openpty(); print(os.ttyname(s), flush=True); time.sleep(60)' \
 	[ -d "$ws/.git" ]
 	[ ! -e "$ws/g" ]
 	untouched
+	# The same, naming the folder in another spelling.
+	run sbx -- sh -c 'mv .GIT g && echo evil >g/hooks/pre-commit; mv g .git'
+	[ -d "$ws/.git" ]
+	[ ! -e "$ws/g" ]
+	untouched
 	mkdir -p "$top/other"
 	run sbx -w "$top/other" -- sh -c "mv '$ws' '$top/other/ws' &&
 	    echo evil >'$top/other/ws/.git/hooks/pre-commit'"
