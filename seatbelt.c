@@ -676,11 +676,7 @@ seatbelt_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	put(&t, DAEMON_RULES);
 	put(&t, "; nor reads the arguments and environments of others\n");
 	put(&t, SYSCTL_RULES);
-	if (put_file_rules(&t, pl, e) == -1) {
-		free(t.s);
-		return -1;
-	}
-	if (put_net_rules(&t, pl, e) == -1 ||
+	if (put_file_rules(&t, pl, e) == -1 || put_net_rules(&t, pl, e) == -1 ||
 	    put_denied_sockets(&t, pl, e) == -1) {
 		free(t.s);
 		return -1;
