@@ -545,14 +545,20 @@ CONNECT='import socket, sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])'
 	! grep -q '^DYLD_' <<<"$(printf '%b' "$(kv stdout)")" || false
 }
 
-@test "macos: a terminal the command inherits stays usable" {
+@test "macos: a terminal the command inherits stays usable, and sbx's own" {
 	command -v script >/dev/null || skip "script is not installed"
-	# script(1) makes the terminal outside; sbx passes it through.
+	# script(1) makes the terminal outside; --no-tty passes it through.
 	run script -q /dev/null "$SBX" --backend seatbelt -C "$ws" \
-	    --passthrough -- sh -c 'echo inherited-ok; stty -g >/dev/null &&
+	    --passthrough --no-tty -- sh -c 'echo inherited-ok; stty -g >/dev/null &&
 	    echo stty-ok' </dev/null 3>&-
 	grep -q inherited-ok <<<"$output"
 	grep -q stty-ok <<<"$output"
+	# sbx's own (--tty), made outside too, is the controlling terminal:
+	# /dev/tty reaches it; its /dev/ttys name is another terminal's.
+	run sbx --tty -- sh -c 'echo hi >/dev/tty && stty -g >/dev/null &&
+	    echo tty-ok; exec 3<>"$(tty)" && echo reopened'
+	grep -q tty-ok <<<"$(kv stdout)"
+	! grep -q reopened <<<"$(kv stdout)" || false
 }
 
 @test "macos: attack: processes outside cannot be signalled" {
