@@ -153,7 +153,7 @@ static const int deny_all[] = {
 /*
  * Refused for Landlock only: no pid namespace hides other processes, no
  * IPC namespace hides their System V objects, and Landlock does not cover
- * modes, owners, times and extended attributes (an owner may change them
+ * modes, times and extended attributes (an owner may change them
  * on any of its files, read-only or not; root on most of the system).
  */
 static const int deny_landlock[] = {
@@ -162,11 +162,20 @@ static const int deny_landlock[] = {
 	312,		/* kcmp */
 	438,		/* pidfd_getfd */
 	440,		/* process_madvise */
-	92, 93, 94, 260,	/* chown, fchown, lchown, fchownat */
 	463, 466, 469,	/* setxattrat, removexattrat, file_setattr */
 	29, 30, 31,	/* shmget, shmat, shmctl */
 	64, 65, 66, 220,	/* semget, semop, semctl, semtimedop */
 	68, 69, 70, 71	/* msgget, msgsnd, msgrcv, msgctl */
+};
+/*
+ * Owner changes succeed and do nothing, for every flavour: root in CI
+ * unpacks tarballs of other owners (tar, cp -a, package managers that
+ * chown), which under bwrap fail for want of those users in the user
+ * namespace, and under Landlock, which does not cover owners, would reach
+ * the host's files. No ownership change ever leaves the sandbox.
+ */
+static const int chown_calls[] = {
+	92, 93, 94, 260		/* chown, fchown, lchown, fchownat */
 };
 enum { NR_utimensat = 280, NR_prlimit64 = 302, NR_setpriority = 141 };
 /*
@@ -252,11 +261,13 @@ static const int deny_landlock[] = {
 	272,		/* kcmp */
 	438,		/* pidfd_getfd */
 	440,		/* process_madvise */
-	54, 55,		/* fchownat, fchown */
 	463, 466, 469,	/* setxattrat, removexattrat, file_setattr */
 	194, 195, 196,	/* shmget, shmctl, shmat */
 	190, 191, 192, 193,	/* semget, semctl, semtimedop, semop */
 	186, 187, 188, 189	/* msgget, msgctl, msgrcv, msgsnd */
+};
+static const int chown_calls[] = {
+	54, 55		/* fchownat, fchown */
 };
 enum { NR_utimensat = 88, NR_prlimit64 = 261, NR_setpriority = 140 };
 static const int meta[] = {
@@ -293,7 +304,7 @@ enum { NR_ioprio_set = 30 };
 
 /* What a rule does with its number: a fixed answer, or an argument check. */
 enum act {
-	A_EPERM, A_ENOSYS, A_NOTIF, H_SOCKET, H_IOCTL, H_NSFLAGS,
+	A_EPERM, A_ENOSYS, A_NOTIF, A_NOOP, H_SOCKET, H_IOCTL, H_NSFLAGS,
 	H_PERSONALITY, H_MKNOD, H_MKNODAT, H_UTIMENSAT, H_SELF,
 	H_SETPRIORITY, H_IOPRIO, H_OPEN, H_OPENAT, H_SENDTO, H_FCNTL, N_ACT
 };
@@ -561,6 +572,8 @@ leaf(struct prog *p, const struct scrule *r, size_t n)
 			ret(p, RET_ERRNO | ENOSYS);
 		else if (r[i].act == A_NOTIF)
 			ret(p, RET_USER_NOTIF);
+		else if (r[i].act == A_NOOP)
+			ret(p, RET_ERRNO | 0);	/* returns 0, runs nothing */
 		else {
 			if (p->nfix == MAX_FIX) {
 				p->full = 1;
@@ -624,6 +637,7 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 	    sizeof meta / sizeof meta[0] + sizeof entries / sizeof entries[0] +
 	    sizeof net_calls / sizeof net_calls[0] +
 	    sizeof signal_calls / sizeof signal_calls[0] +
+	    sizeof chown_calls / sizeof chown_calls[0] +
 	    sizeof self_only / sizeof self_only[0] + N_ACT + 10];
 	size_t n = 0, i, done[N_ACT];
 	int landlock = flavour & SECCOMP_FOR_LANDLOCK;
@@ -662,6 +676,8 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 		add(r, &n, NR_open, H_OPEN);
 		add(r, &n, NR_openat, H_OPENAT);
 	}
+	for (i = 0; i < sizeof chown_calls / sizeof chown_calls[0]; i++)
+		add(r, &n, chown_calls[i], A_NOOP);
 	/* clone3 passes its flags in memory that BPF cannot read. */
 	add(r, &n, NR_clone3, A_ENOSYS);
 	add(r, &n, NR_socket, H_SOCKET);
@@ -722,7 +738,7 @@ seccomp_describe(const struct sbx_opts *o, int flavour)
 {
 	int ll = flavour & SECCOMP_FOR_LANDLOCK;
 
-	return xasprintf("seccomp flavour=%s inet=%s unix=%s%s%s%s",
+	return xasprintf("seccomp flavour=%s inet=%s unix=%s chown=noop%s%s%s",
 	    ll ? "landlock" : "bwrap",
 	    !ll || o->net == NET_ALL ? "yes" :
 	    flavour & SECCOMP_NOTIFY_NET ? "supervisor" : "no",
