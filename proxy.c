@@ -143,6 +143,7 @@ struct proxy {
 	struct slot	 slot[2 * MAX_CONNS + 3];
 	size_t		 nslot;
 	struct strv	 blocked;
+	struct strv	 blocked_why;	/* "HOST REASON", as blocked */
 };
 
 /* What parse_request() found in a request head. */
@@ -482,23 +483,29 @@ proxy_pattern(const char *arg, struct host_pattern *hp, const char **why)
 
 /*
  * The policy decision before any lookup: 0 when allowed (norm gets the
- * normalised name), else an HTTP status with why filled in.
+ * normalised name), else an HTTP status with why filled in and *reason
+ * set to the short word blocked_reasons gives (the man page lists them);
+ * *named says the host matched a pattern (the user allowed it).
  */
 static int
 proxy_decide(const struct proxy *p, const char *host, int port, char *norm,
-    char *why, size_t whylen)
+    char *why, size_t whylen, const char **reason, int *named)
 {
 	size_t i;
-	int named = 0, ported = 0;
+	int ported = 0;
 
 	norm[0] = '\0';
+	*named = 0;
+	*reason = "not_listed";
 	if (ip_literal(host)) {
+		*reason = "ip_address";
 		snprintf(why, whylen, "IP address literals are refused; "
 		    "allow a host name with --allow-host");
 		return 403;
 	}
 	if (normalise(host, norm) == -1) {
 		norm[0] = '\0';
+		*reason = "invalid_name";
 		snprintf(why, whylen, "invalid host name");
 		return 403;
 	}
@@ -508,20 +515,22 @@ proxy_decide(const struct proxy *p, const char *host, int port, char *norm,
 	}
 	for (i = 0; i < p->nhosts; i++) {
 		if (pattern_match(&p->hosts[i], norm)) {
-			named = 1;
+			*named = 1;
 			if (pattern_port(&p->hosts[i], port))
 				return 0;
 		}
 		if (p->hosts[i].port == port)
 			ported = 1;
 	}
-	if (port != 80 && port != 443 && !ported)
+	if (port != 80 && port != 443 && !ported) {
+		*reason = "port";
 		snprintf(why, whylen, "port %d is refused; ports 80 and 443 "
 		    "are allowed, others with --allow-host HOST:PORT", port);
-	else if (named)
+	} else if (*named) {
+		*reason = "port";
 		snprintf(why, whylen, "port %d is not allowed for this host",
 		    port);
-	else
+	} else
 		snprintf(why, whylen, "host is not on the --allow-host list");
 	return 403;
 }
@@ -970,8 +979,10 @@ ring_put(struct ring *r, const char *s, size_t n)
 
 /* ---- connections ------------------------------------------------------ */
 
-static void
-record_blocked(struct proxy *p, const char *host, int port)
+/* A refused host, once, with its reason; 1 when it was new. */
+static int
+record_blocked(struct proxy *p, const char *host, int port,
+    const char *reason)
 {
 	char name[300];
 	size_t i;
@@ -987,9 +998,12 @@ record_blocked(struct proxy *p, const char *host, int port)
 			name[i] = '?';
 	for (i = 0; i < p->blocked.n; i++)
 		if (strcmp(p->blocked.v[i], name) == 0)
-			return;
-	if (p->blocked.n < MAX_BLOCKED)
-		strv_push(&p->blocked, name);
+			return 0;
+	if (p->blocked.n >= MAX_BLOCKED)
+		return 0;
+	strv_push(&p->blocked, name);
+	strv_pushf(&p->blocked_why, "%s %s", name, reason);
+	return 1;
 }
 
 static const char *
@@ -1096,13 +1110,33 @@ conn_fail(struct conn *c, int64_t now, int st, const char *fmt, ...)
 	c->deadline = now + REPLY_TIMEOUT;
 }
 
+/*
+ * A host the user named with --allow-host, refused all the same: said on
+ * stderr at once, with the fix, since HTTPS clients never show the 403's
+ * body and some retry until the timeout.
+ */
+static void
+warn_allowed(const char *host, int port, const char *reason,
+    const char *why)
+{
+	if (strcmp(reason, "private_address") == 0)
+		fprintf(stderr, "sbx: warning: --allow-host %.255s: refused: "
+		    "it %s\n", host, why);
+	else
+		fprintf(stderr, "sbx: warning: --allow-host %.255s: port %d "
+		    "refused (--allow-host %.255s:%d allows it)\n", host,
+		    port, host, port);
+}
+
 static void
 refuse(struct proxy *p, struct conn *c, int64_t now, int st, const char *host,
-    int port, const char *why)
+    int port, const char *why, const char *reason, int named)
 {
-	if (st == 403)
-		record_blocked(p, host, strncmp(why, "port ", 5) == 0 ?
-		    port : 0);
+	int withport = strcmp(reason, "port") == 0;
+
+	if (st == 403 && record_blocked(p, host, withport ? port : 0,
+	    reason) && named)
+		warn_allowed(host, port, reason, why);
 	conn_fail(c, now, st, "%.255s: %s", host, why);
 }
 
@@ -1267,7 +1301,8 @@ lookup_done(struct proxy *p, struct lookup *lk, int64_t now)
 
 		snprintf(why, sizeof why, "resolves to %s, a private or "
 		    "reserved address (--allow-private allows it)", lk->bad);
-		refuse(p, c, now, 403, c->host, c->port, why);
+		refuse(p, c, now, 403, c->host, c->port, why,
+		    "private_address", 1);
 		return;
 	}
 	if (lk->naddr == 0) {
@@ -1294,18 +1329,19 @@ static void
 request_ready(struct proxy *p, struct conn *c, size_t hend, int64_t now)
 {
 	struct req r;
+	const char *reason;
 	char why[300];
 	size_t extra = c->hlen - hend, n;
-	int st;
+	int st, named;
 
 	if ((st = proxy_parse_request(c->head, hend, &r)) != 0) {
 		conn_fail(c, now, st, "%s", r.why);
 		return;
 	}
-	if ((st = proxy_decide(p, r.host, r.port, c->host, why,
-	    sizeof why)) != 0) {
+	if ((st = proxy_decide(p, r.host, r.port, c->host, why, sizeof why,
+	    &reason, &named)) != 0) {
 		refuse(p, c, now, st, c->host[0] ? c->host : r.host, r.port,
-		    why);
+		    why, reason, named);
 		return;
 	}
 	c->port = r.port;
@@ -2110,8 +2146,9 @@ proxy_deadline(const void *ctx)
 	return d;
 }
 
+/* The refused hosts, and "HOST REASON" for each, added to out and why. */
 void
-proxy_blocked(const struct proxy *p, struct strv *out)
+proxy_blocked(const struct proxy *p, struct strv *out, struct strv *why)
 {
 	size_t i, j;
 
@@ -2119,8 +2156,10 @@ proxy_blocked(const struct proxy *p, struct strv *out)
 		for (j = 0; j < out->n; j++)
 			if (strcmp(out->v[j], p->blocked.v[i]) == 0)
 				break;
-		if (j == out->n)
+		if (j == out->n) {
 			strv_push(out, p->blocked.v[i]);
+			strv_push(why, p->blocked_why.v[i]);
+		}
 	}
 }
 
@@ -2149,6 +2188,7 @@ proxy_stop(struct proxy *p)
 	close_fd(&p->wake[0]);
 	close_fd(&p->wake[1]);
 	strv_free(&p->blocked);
+	strv_free(&p->blocked_why);
 	free(p);
 }
 

@@ -317,12 +317,32 @@ field_usage(struct buf *b, int json, const struct exec_result *r)
 	field_limit(b, json, r->limit);
 }
 
+/* A list as one value, its items joined by sep; absent when empty. */
+static void
+field_list(struct buf *b, int json, const char *k, const struct strv *v,
+    const char *sep)
+{
+	char *all;
+	size_t i, n = 1;
+
+	if (v->n == 0)
+		return;
+	for (i = 0; i < v->n; i++)
+		n += strlen(v->v[i]) + strlen(sep);
+	all = xcalloc(1, n);
+	for (i = 0; i < v->n; i++) {
+		if (i)
+			strcat(all, sep);
+		strcat(all, v->v[i]);
+	}
+	field_cstr(b, json, k, all);
+	free(all);
+}
+
 int
 result_write(int fd, const struct exec_result *r, int json)
 {
 	static struct buf b;
-	char *hosts = NULL;
-	size_t i, n = 0;
 
 	b.fd = fd;
 	b.failed = b.fields = 0;
@@ -338,30 +358,11 @@ result_write(int fd, const struct exec_result *r, int json)
 	field_num(&b, json, "duration_ms", 1, r->duration_ms);
 	field_usage(&b, json, r);
 	field_streams(&b, json, r);
-	if (r->blocked.n > 0) {
-		for (i = 0; i < r->blocked.n; i++)
-			n += strlen(r->blocked.v[i]) + 1;
-		hosts = xcalloc(1, n);
-		for (i = 0; i < r->blocked.n; i++) {
-			if (i)
-				strcat(hosts, ",");
-			strcat(hosts, r->blocked.v[i]);
-		}
-		field_cstr(&b, json, "blocked_hosts", hosts);
-		free(hosts);
-	}
+	field_list(&b, json, "blocked_hosts", &r->blocked, ",");
+	field_list(&b, json, "blocked_reasons", &r->blocked_why, ",");
 	if (r->ndenied > 0) {
 		field_num(&b, json, "denied_count", 1, (int64_t)r->ndenied);
-		for (i = 0, n = 0; i < r->denied.n; i++)
-			n += strlen(r->denied.v[i]) + 2;
-		hosts = xcalloc(1, n + 1);
-		for (i = 0; i < r->denied.n; i++) {
-			if (i)
-				strcat(hosts, "; ");
-			strcat(hosts, r->denied.v[i]);
-		}
-		field_cstr(&b, json, "denied", hosts);
-		free(hosts);
+		field_list(&b, json, "denied", &r->denied, "; ");
 	}
 	if (r->error != ERR_NONE) {
 		field_cstr(&b, json, "error", err_kind_name(r->error));

@@ -878,7 +878,7 @@ run_once(struct attempt *a, struct run *r, struct exec_result *res,
 		a->be->explain(&a->l, &r->fail, e);
 	r->parts = NULL;
 	if (a->proxy)
-		proxy_blocked(a->proxy, &res->blocked);
+		proxy_blocked(a->proxy, &res->blocked, &res->blocked_why);
 	return rc;
 }
 
@@ -888,6 +888,7 @@ result_free(struct exec_result *res)
 	capture_free(res->out);
 	capture_free(res->err);
 	strv_free(&res->blocked);
+	strv_free(&res->blocked_why);
 	strv_free(&res->denied);
 	memset(res, 0, sizeof(*res));
 }

@@ -256,6 +256,7 @@ struct exec_result {
 	struct capture	*out;
 	struct capture	*err;
 	struct strv	 blocked;	/* hosts the proxy refused */
+	struct strv	 blocked_why;	/* "HOST REASON", the same order */
 	struct strv	 denied;	/* "OP PATH": the first few refusals */
 	uint64_t	 ndenied;	/* and how many in all */
 	int		 have_usage;	/* the command ran: usage known */
@@ -373,7 +374,7 @@ int	 proxy_start(const struct sbx_opts *, int, struct proxy **,
 int	 proxy_bridge_fd(const struct proxy *);
 void	 proxy_env(int, struct strv *);
 int	 proxy_port(const struct proxy *);
-void	 proxy_blocked(const struct proxy *, struct strv *);
+void	 proxy_blocked(const struct proxy *, struct strv *, struct strv *);
 void	 proxy_stop(struct proxy *);
 size_t	 proxy_pollfds(void *, struct pollfd *, size_t);
 void	 proxy_handle(void *, const struct pollfd *, size_t);

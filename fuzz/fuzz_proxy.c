@@ -18,7 +18,7 @@ static struct host_pattern pats[] = {
 	{ "example.com", 0, 0 },
 	{ "example.org", 1, 0 },
 	{ "localhost", 0, 8080 },
-	{ "registry.npmjs.org", 0, 443 },
+	{ "registry.example.org", 0, 443 },
 };
 
 static struct proxy fp = {
@@ -126,7 +126,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t hend, split;
 	struct req r;
 	char norm[256], why[300];
-	int st;
+	const char *reason;
+	int st, named;
 
 	check_addr(data, size);
 	if (size > HEAD_MAX)
@@ -145,7 +146,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	fp.allow_private = data[0] & 1;
-	st = proxy_decide(&fp, r.host, r.port, norm, why, sizeof why);
+	st = proxy_decide(&fp, r.host, r.port, norm, why, sizeof why, &reason,
+	    &named);
 	assert(st == 0 || st == 400 || st == 403);
 	if (st != 0) {
 		assert(why[0] != '\0');
