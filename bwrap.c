@@ -45,6 +45,7 @@ static const char *const base_opts[] = {
 
 /* What only bwrap keeps of a launch. */
 struct bwrap_priv {
+	const char	*self;		/* sbx, run inside as the shim */
 	struct strv	 placeholders;	/* mount points bwrap creates */
 	struct strv	 reopen;	/* fd digit, path: for the shim */
 	struct strv	 lockdir;	/* the folders of the placeholders */
@@ -85,16 +86,71 @@ null_file(struct strv *v, const char *path)
 	push3(v, "--ro-bind", "/dev/null", path);
 }
 
+/*
+ * The run's own /tmp: a tmpfs of mode 1777 as the host's, bounded to half
+ * the memory (the kernel's own default for tmpfs, said explicitly so that
+ * the plan shows it). Then what the shim needs from below it: sbx itself
+ * and the inherited files it reopens by name, read-only as before.
+ */
 static void
-add_rule(struct strv *v, struct bwrap_priv *bp, const struct rule *r)
+fresh_dir(struct strv *v, const struct bwrap_priv *bp, const char *path)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	char buf[32];
+	size_t i;
+
+	if (pages > 0 && size > 0) {
+		snprintf(buf, sizeof(buf), "%lld",
+		    (long long)pages * size / 2);
+		push2(v, "--size", buf);
+	}
+	push2(v, "--perms", "1777");
+	push2(v, "--tmpfs", path);
+	if (bp->self && path_under(bp->self, path))
+		push3(v, "--ro-bind", bp->self, bp->self);
+	for (i = 0; i + 1 < bp->reopen.n; i += 2)
+		if (path_under(bp->reopen.v[i + 1], path))
+			push3(v, "--ro-bind", bp->reopen.v[i + 1],
+			    bp->reopen.v[i + 1]);
+}
+
+/*
+ * A --deny-read or --deny-write path that does not exist stays absent.
+ * In a writable folder the command could make it, so a mount point holds
+ * it: /dev/null, as for a denied file (bwrap makes an empty file on the
+ * host, removed after the run like the protected placeholders).
+ * Elsewhere nothing of the command's can make it, and bwrap could not
+ * make a mount point either.
+ */
+static void
+absent(struct strv *v, struct bwrap_priv *bp, const struct policy *pol,
+    const struct rule *r)
+{
+	if (policy_holder(pol, r->path) == NULL)
+		return;
+	null_file(v, r->path);
+	strv_push(&bp->placeholders, r->path);
+}
+
+static void
+add_rule(struct strv *v, struct bwrap_priv *bp, const struct policy *pol,
+    const struct rule *r)
 {
 	switch (r->kind) {
 	case RULE_WRITE:
+		if (r->fresh) {
+			fresh_dir(v, bp, r->path);
+			break;
+		}
 		/* A device the user asked to write needs device access. */
 		push3(v, r->type == PATH_OTHER ? "--dev-bind" : "--bind",
 		    r->path, r->path);
 		break;
 	case RULE_READONLY:
+		if (r->create == PATH_MISSING && r->type == PATH_MISSING) {
+			absent(v, bp, pol, r);
+			break;
+		}
 		if (r->create == PATH_MISSING) {
 			push3(v, "--ro-bind", r->path, r->path);
 			break;
@@ -111,7 +167,9 @@ add_rule(struct strv *v, struct bwrap_priv *bp, const struct rule *r)
 			strv_push(&bp->placeholders, r->path);
 		break;
 	case RULE_DENY_READ:
-		if (r->type == PATH_DIR)
+		if (r->type == PATH_MISSING)
+			absent(v, bp, pol, r);
+		else if (r->type == PATH_DIR)
 			empty_dir(v, r->path);
 		else
 			null_file(v, r->path);
@@ -175,11 +233,11 @@ add_policy(struct strv *v, struct bwrap_priv *bp, const struct policy *pol)
 	for (i = split; i < pol->n; i++)
 		pin_parents(pol, pol->r[i].path, &pins);
 	for (i = 0; i < split; i++)
-		add_rule(v, bp, &pol->r[i]);
+		add_rule(v, bp, pol, &pol->r[i]);
 	for (i = 0; i < pins.n; i++)
 		push3(v, "--bind", pins.v[i], pins.v[i]);
 	for (i = split; i < pol->n; i++)
-		add_rule(v, bp, &pol->r[i]);
+		add_rule(v, bp, pol, &pol->r[i]);
 	strv_free(&pins);
 }
 
@@ -428,6 +486,7 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	size_t bpflen = 0, alen = 0, i;
 
 	l->priv = bp;
+	bp->self = pl->o->self;
 	if (pl->o->dry_run) {
 		/* Where it would be found; a dry run works without bwrap. */
 		if ((bwrap = find_program("bwrap", NULL)) == NULL)

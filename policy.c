@@ -131,6 +131,7 @@ plist_add(struct plist *l, enum rule_kind kind, const char *path,
 	r->type = type;
 	r->implicit = implicit;
 	r->create = create;
+	r->fresh = 0;
 }
 
 static void
@@ -202,6 +203,8 @@ compute_writable(const struct sbx_opts *o, struct strv *w)
 	}
 	for (i = 0; i < o->scope.n; i++)
 		push_unique(w, o->scope.v[i]);
+	for (i = 0; i < o->cache_dirs.n; i++)
+		push_unique(w, o->cache_dirs.v[i]);
 }
 
 /* Hold real, a resolved path that exists, when a writable folder has it. */
@@ -447,9 +450,9 @@ check_deny_read(const char *path, struct sbx_err *e)
 {
 	struct stat st;
 
+	/* Missing: it stays absent (first_missing()); nothing to check. */
 	if (stat(path, &st) == -1)
-		return sbx_errf(e, ERR_PATH, "--deny-read %s: %s", shown(path),
-		    strerror(errno));
+		return 0;
 	/* Mounts hide a name, not an inode: another name stays readable. */
 	if (S_ISREG(st.st_mode) && st.st_nlink > 1)
 		return sbx_errf(e, ERR_POLICY, "--deny-read %s: the file has "
@@ -458,13 +461,47 @@ check_deny_read(const char *path, struct sbx_err *e)
 	return 0;
 }
 
+/*
+ * A --deny-read or --deny-write path that does not exist stays absent:
+ * the rule holds its first missing component, whose folder exists, so
+ * that neither it nor anything below it can be made (a mount point or a
+ * grant around it needs an existing folder). path's existing part is
+ * resolved (sbx.c). NULL when path exists.
+ */
+static char *
+first_missing(const char *path)
+{
+	struct stat st;
+	char *p, *s;
+
+	if (lstat(path, &st) == 0)
+		return NULL;
+	p = xstrdup(path);
+	for (s = p + 1; (s = strchr(s, '/')) != NULL; s++) {
+		*s = '\0';
+		if (lstat(p, &st) < 0)
+			return p;
+		*s = '/';
+	}
+	return p;
+}
+
 static void
 add_all(struct plist *l, const struct strv *v, enum rule_kind kind)
 {
 	size_t i;
+	char *m;
 
-	for (i = 0; i < v->n; i++)
-		plist_add(l, kind, v->v[i], type_of(v->v[i]), 0, PATH_MISSING);
+	for (i = 0; i < v->n; i++) {
+		if (kind != RULE_WRITE && (m = first_missing(v->v[i]))) {
+			if (!plist_has(l, m))
+				plist_add(l, kind, m, PATH_MISSING, 0,
+				    PATH_MISSING);
+			free(m);
+		} else
+			plist_add(l, kind, v->v[i], type_of(v->v[i]), 0,
+			    PATH_MISSING);
+	}
 }
 
 int
@@ -488,6 +525,8 @@ policy_compile(const struct sbx_opts *o, struct policy *p, struct sbx_err *e)
 		    PATH_MISSING);
 		add_all(&l, &o->scope, RULE_WRITE);
 	}
+	/* sbx's own cache folders: writable whatever --scope says. */
+	add_all(&l, &o->cache_dirs, RULE_WRITE);
 	if (o->protect) {
 		compute_protected(&p->writable, &prot);
 		/*
@@ -516,6 +555,43 @@ const char *
 policy_holder(const struct policy *p, const char *path)
 {
 	return writable_holder(&p->writable, path);
+}
+
+/*
+ * The policy of one run: the private temp folder's rules first, so that
+ * every rule the options make (-C or -w below /tmp, --deny-read) applies
+ * on top of it; then base's rules. dir NULL: base alone (--host-tmp).
+ * hide NULL: dir is a fresh folder of the
+ * backend's own (bwrap's tmpfs); otherwise dir is a folder on the host
+ * below hide, which is hidden for reading (the host's /tmp, other runs'
+ * folders) while dir alone is granted.
+ */
+void
+policy_with_tmp(const struct policy *base, const char *dir, const char *hide,
+    struct policy *out)
+{
+	struct plist l = { NULL, 0, 0 };
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	if (hide != NULL)
+		plist_add(&l, RULE_DENY_READ, hide, PATH_DIR, 0, PATH_MISSING);
+	if (dir != NULL) {
+		plist_add(&l, RULE_WRITE, dir, PATH_DIR, 0, PATH_MISSING);
+		l.r[l.n - 1].fresh = hide == NULL;
+	}
+	for (i = 0; i < base->n; i++) {
+		plist_add(&l, base->r[i].kind, base->r[i].path,
+		    base->r[i].type, base->r[i].implicit, base->r[i].create);
+		l.r[l.n - 1].fresh = base->r[i].fresh;
+	}
+	for (i = 0; i < base->writable.n; i++)
+		strv_push(&out->writable, base->writable.v[i]);
+	/* A fresh folder holds no host path: nothing in it is pinned. */
+	if (dir != NULL && hide != NULL)
+		push_unique(&out->writable, dir);
+	out->r = l.r;
+	out->n = l.n;
 }
 
 void

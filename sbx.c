@@ -33,8 +33,8 @@ static int host_build(const struct plan *, struct launch *, struct sbx_err *);
  */
 static const struct backend backends[] = {
 	{ "bwrap", "path", bwrap_probe, bwrap_build,
-	    BE_OS | BE_BRIDGE | BE_TRIAL, bwrap_prepare, bwrap_finish,
-	    bwrap_explain, bwrap_release, NULL },
+	    BE_OS | BE_BRIDGE | BE_TRIAL | BE_OWN_TMP, bwrap_prepare,
+	    bwrap_finish, bwrap_explain, bwrap_release, NULL },
 	{ "landlock", "info", landlock_probe, landlock_build,
 	    BE_OS | BE_CAPTURE,
 	    NULL, landlock_finish, NULL, landlock_release, landlock_report },
@@ -50,7 +50,7 @@ enum {
 	OPT_ALLOW_HOST, OPT_ALLOW_PRIVATE, OPT_SANDBOX, OPT_BACKEND,
 	OPT_DRY_RUN, OPT_PASSTHROUGH, OPT_RESULT, OPT_FORMAT, OPT_PROBE,
 	OPT_NO_PROTECT, OPT_ALLOW_UNIX, OPT_TTY, OPT_NO_TTY, OPT_MEM,
-	OPT_PROCS, OPT_FILE_SIZE, OPT_CPU
+	OPT_PROCS, OPT_FILE_SIZE, OPT_CPU, OPT_CACHE, OPT_HOST_TMP
 };
 
 static const struct option longopts[] = {
@@ -66,6 +66,8 @@ static const struct option longopts[] = {
 	{ "allow-unix-sockets",	no_argument,	   NULL, OPT_ALLOW_UNIX },
 	{ "no-protect",		no_argument,	   NULL, OPT_NO_PROTECT },
 	{ "env",		required_argument, NULL, 'e' },
+	{ "cache",		required_argument, NULL, OPT_CACHE },
+	{ "host-tmp",		no_argument,	   NULL, OPT_HOST_TMP },
 	{ "timeout",		required_argument, NULL, 't' },
 	{ "kill-after",		required_argument, NULL, 'k' },
 	{ "max-output",		required_argument, NULL, 'm' },
@@ -111,6 +113,10 @@ usage(FILE *f)
 "      --allow-unix-sockets  the command may create Unix sockets\n"
 "      --no-protect        drop the default protected paths\n"
 "  -e, --env NAME[=VALUE]  pass NAME, or set it (repeatable)\n"
+"      --cache TOOL        TOOL's cache writable, in sbx's own folder: npm,\n"
+"                          yarn, pnpm, pip, go, cargo, maven, gradle, ccache\n"
+"                          (repeatable)\n"
+"      --host-tmp          no private temp folder: the host's /tmp, read-only\n"
 "limits:\n"
 "  -t, --timeout DUR       stop the command after DUR (1.5, 500ms, 30s, 2m, 1h)\n"
 "  -k, --kill-after DUR    grace between SIGTERM and SIGKILL (default 2s)\n"
@@ -138,6 +144,7 @@ static struct sbx_opts opts;
 static int result_fd = -1;
 static const char *executor;	/* the row that ran or failed, for results */
 static struct limits *lim;	/* how the resource limits hold */
+static struct tmp *live_tmp;	/* the run's temp folder, removed on exit */
 
 /* The one place that reports an sbx failure; exits 125. */
 static void
@@ -146,6 +153,8 @@ fail(const struct sbx_err *e, int write_result)
 	struct exec_result r;
 
 	tty_restore();		/* the message on a terminal as found */
+	tmp_remove(live_tmp);
+	live_tmp = NULL;
 	fprintf(stderr, "sbx: %s\n", e->msg);
 	if (write_result && (result_fd >= 0 || !opts.passthrough)) {
 		memset(&r, 0, sizeof(r));
@@ -195,6 +204,21 @@ add_host(const char *arg)
 		usage_err("--allow-host %s: %s", shown(arg), why);
 	opts.hosts = xrealloc(opts.hosts, (opts.nhosts + 1) * sizeof(h));
 	opts.hosts[opts.nhosts++] = h;
+}
+
+/* --cache TOOL: a tool of cache.c's table, each once. */
+static void
+add_cache(const char *arg)
+{
+	size_t i;
+
+	if (!cache_known(arg))
+		usage_err("--cache %s: must be one of %s", shown(arg),
+		    cache_list());
+	for (i = 0; i < opts.cache.n; i++)
+		if (strcmp(opts.cache.v[i], arg) == 0)
+			return;
+	strv_push(&opts.cache, arg);
 }
 
 static enum sandbox_mode
@@ -267,6 +291,8 @@ parse_opt(int c, const char *arg, struct raw *raw)
 	case OPT_ALLOW_HOST: add_host(arg); break;
 	case OPT_ALLOW_PRIVATE: opts.allow_private = 1; break;
 	case OPT_ALLOW_UNIX: opts.allow_unix = 1; break;
+	case OPT_HOST_TMP: opts.host_tmp = 1; break;
+	case OPT_CACHE: add_cache(arg); break;
 	case OPT_NO_PROTECT: opts.protect = 0; break;
 	case 'e':
 		if (strcspn(arg, "=") == 0)
@@ -414,28 +440,109 @@ resolve(const char *opt, const char *path, int want_dir)
 	return r;
 }
 
+/* A missing rest of a path with an empty, "." or ".." component. */
+static int
+bad_rest(const char *rest)
+{
+	const char *c;
+	size_t n;
+
+	for (c = rest;; c += n + 1) {
+		n = strcspn(c, "/");
+		if (n == 0 || (n == 1 && c[0] == '.') ||
+		    (n == 2 && c[0] == '.' && c[1] == '.'))
+			return 1;
+		if (c[n] == '\0')
+			return 0;
+	}
+}
+
+/*
+ * A path that may be missing (--deny-read, --deny-write): its longest
+ * existing part resolved, the missing rest appended as written. A rest
+ * with "." or "..", or that starts at a dangling symbolic link, has no
+ * one place it names: an error.
+ */
+static char *
+resolve_missing(const char *opt, const char *path)
+{
+	struct sbx_err e;
+	struct stat st;
+	char *abs, *dir, *cut, *real = NULL, *r, *cwd;
+	const char *rest;
+	size_t n;
+
+	if ((r = realpath(path, NULL)) != NULL || errno != ENOENT)
+		return r ? r : resolve(opt, path, 0);
+	cwd = resolve("--root", ".", 1);
+	abs = path[0] == '/' ? xstrdup(path) : path_join(cwd, path);
+	free(cwd);
+	while ((n = strlen(abs)) > 1 && abs[n - 1] == '/')
+		abs[n - 1] = '\0';
+	/* dir is abs cut shorter and shorter; rest points into abs. */
+	dir = xstrdup(abs);
+	for (cut = strrchr(dir, '/'); cut != NULL; cut = strrchr(dir, '/')) {
+		*cut = '\0';
+		if ((real = realpath(*dir ? dir : "/", NULL)) != NULL ||
+		    errno != ENOENT)
+			break;
+	}
+	if (real == NULL) {
+		free(dir);
+		free(abs);
+		return resolve(opt, path, 0);
+	}
+	rest = abs + (cut - dir) + 1;
+	/* Its first component: missing, unless a link to nowhere. */
+	r = xasprintf("%s/%.*s", strcmp(real, "/") ? real : "",
+	    (int)strcspn(rest, "/"), rest);
+	n = lstat(r, &st) == 0;
+	free(r);
+	r = path_join(real, rest);
+	if (bad_rest(rest) || n) {
+		sbx_errf(&e, ERR_PATH, "%s %s: %s", opt, shown(path),
+		    bad_rest(rest) ? "a missing path with '.' or '..' in it" :
+		    "a symbolic link to a missing path");
+		fail(&e, 1);
+	}
+	free(dir);
+	free(abs);
+	free(real);
+	return r;
+}
+
 static void
 resolve_all(const char *opt, const struct strv *in, struct strv *out)
 {
 	size_t i;
 	char *r;
+	int may_miss = strncmp(opt, "--deny-", 7) == 0;
 
 	for (i = 0; i < in->n; i++) {
-		r = resolve(opt, in->v[i], 0);
+		r = may_miss ? resolve_missing(opt, in->v[i]) :
+		    resolve(opt, in->v[i], 0);
 		strv_push(out, r);
 		free(r);
 	}
 }
 
-/* Every path absolute and real; a missing one is an error, never a skip. */
+/*
+ * Every path absolute and real. A missing one is an error, never a skip,
+ * except for --deny-read and --deny-write: those stay absent.
+ */
 static void
 resolve_paths(const struct raw *raw)
 {
+	struct sbx_err e;
+
 	opts.root = resolve("--root", raw->root ? raw->root : ".", 1);
 	resolve_all("--write", &raw->write, &opts.write);
 	resolve_all("--deny-write", &raw->deny_write, &opts.deny_write);
 	resolve_all("--deny-read", &raw->deny_read, &opts.deny_read);
 	resolve_all("--scope", &raw->scope, &opts.scope);
+	if (opts.cache.n > 0 && cache_prepare(&opts.cache, &opts.cache_root,
+	    &opts.cache_dirs, &e) < 0)
+		fail(&e, 1);
 }
 
 /* Before anything that could fail with a result: it goes where asked. */
@@ -485,10 +592,11 @@ env_put_entry(struct strv *env, const char *entry)
 
 /*
  * What the command sees, in order: the default allowlist from sbx's own
- * environment, then each -e, then the proxy's variables (proxy_port > 0).
+ * environment, TMPDIR for the private temp folder, each -e, the --cache
+ * variables (not over a -e), then the proxy's variables (proxy_port > 0).
  */
 static void
-build_env(int proxy_port, struct strv *env)
+build_env(int proxy_port, const char *tmpdir, struct strv *env)
 {
 	extern char **environ;
 	const char *v;
@@ -498,12 +606,15 @@ build_env(int proxy_port, struct strv *env)
 	for (ep = environ; ep && *ep; ep++)
 		if (strchr(*ep, '=') && env_default(*ep))
 			env_put_entry(env, *ep);
+	if (tmpdir != NULL)
+		env_put(env, "TMPDIR", tmpdir);
 	for (i = 0; i < opts.env_args.n; i++) {
 		if (strchr(opts.env_args.v[i], '='))
 			env_put_entry(env, opts.env_args.v[i]);
 		else if ((v = getenv(opts.env_args.v[i])) != NULL)
 			env_put(env, opts.env_args.v[i], v);
 	}
+	cache_env(&opts.cache, opts.cache_root, env);
 	if (proxy_port > 0)
 		proxy_env(proxy_port, env);
 	if (env->v == NULL)
@@ -651,6 +762,8 @@ struct attempt {
 	struct proxy		*proxy;
 	struct strv		 env;
 	struct launch		 l;
+	struct policy		 pol;	/* the options' and the temp folder's */
+	struct tmp		*tmp;	/* the temp folder sbx made, or NULL */
 };
 
 static void
@@ -668,10 +781,50 @@ attempt_free(struct attempt *a)
 	strv_free(&a->l.shown);
 	strv_free(&a->env);
 	proxy_stop(a->proxy);
+	policy_free(&a->pol);
+	if (a->tmp == live_tmp)
+		live_tmp = NULL;
+	tmp_remove(a->tmp);
 	memset(a, 0, sizeof(*a));
 }
 
-/* The proxy first (its port goes into the environment), then the plan. */
+/*
+ * The run's private temp folder, and the policy with it: the row's own
+ * /tmp (BE_OWN_TMP), or a folder sbx makes on the host and removes after
+ * the run; none with --host-tmp. *dir: its path, for TMPDIR, or NULL.
+ */
+static int
+private_tmp(struct attempt *a, const struct policy *base, const char **dir,
+    struct sbx_err *e)
+{
+	char *slash_tmp;
+
+	*dir = NULL;
+	if (opts.host_tmp) {
+		policy_with_tmp(base, NULL, NULL, &a->pol);
+		return 0;
+	}
+	if (a->be->flags & BE_OWN_TMP) {
+		/* /tmp where it is (a link on some systems: its target). */
+		slash_tmp = realpath("/tmp", NULL);
+		policy_with_tmp(base, slash_tmp ? slash_tmp : "/tmp", NULL,
+		    &a->pol);
+		free(slash_tmp);
+		*dir = a->pol.r[0].path;
+		return 0;
+	}
+	if (tmp_create(&a->tmp, e) < 0)
+		return -1;
+	live_tmp = a->tmp;
+	*dir = tmp_path(a->tmp);
+	policy_with_tmp(base, *dir, tmp_hidden(a->tmp), &a->pol);
+	return 0;
+}
+
+/*
+ * The temp folder and the proxy first (TMPDIR and the proxy's port go
+ * into the environment), then the plan.
+ */
 static int
 plan(struct attempt *a, const struct policy *pol, struct sbx_err *e)
 {
@@ -681,6 +834,8 @@ plan(struct attempt *a, const struct policy *pol, struct sbx_err *e)
 	executor = a->be->name;
 	memset(&pl, 0, sizeof(pl));
 	pl.bridge_fd = -1;
+	if (private_tmp(a, pol, &pl.tmpdir, e) < 0)
+		return -1;
 	if (opts.net == NET_PROXY &&
 	    proxy_start(&opts, bridge, &a->proxy, e) < 0)
 		return -1;
@@ -690,11 +845,11 @@ plan(struct attempt *a, const struct policy *pol, struct sbx_err *e)
 		pl.proxy_port = proxy_port(a->proxy);
 	/* The address the command is told; where it leads is the row's. */
 	build_env(!a->proxy ? 0 : a->be->flags & (BE_BRIDGE | BE_CAPTURE) ?
-	    BRIDGE_PORT : proxy_port(a->proxy), &a->env);
+	    BRIDGE_PORT : proxy_port(a->proxy), pl.tmpdir, &a->env);
 	if ((a->be->flags & BE_OS) && check_inherited(e) < 0)
 		return -1;
 	pl.o = &opts;
-	pl.pol = pol;
+	pl.pol = &a->pol;
 	pl.env = &a->env;
 	pl.tty_fds = tty_wanted(&opts);
 	pl.lim = lim;
@@ -984,6 +1139,9 @@ teardown(struct raw *raw, struct policy *pol)
 	strv_free(&opts.deny_read);
 	strv_free(&opts.scope);
 	strv_free(&opts.env_args);
+	strv_free(&opts.cache);
+	strv_free(&opts.cache_dirs);
+	free(opts.cache_root);
 	for (i = 0; i < opts.nhosts; i++)
 		free(opts.hosts[i].name);
 	free(opts.hosts);

@@ -82,6 +82,10 @@ struct sbx_opts {
 	int		  allow_private;
 	int		  protect;	/* default protected list; 0 with --no-protect */
 	int		  allow_unix;	/* --allow-unix-sockets */
+	int		  host_tmp;	/* --host-tmp: no private temp folder */
+	struct strv	  cache;	/* --cache TOOL, each once, as given */
+	char		 *cache_root;	/* where their folders live, resolved */
+	struct strv	  cache_dirs;	/* those folders, made and resolved */
 	struct strv	  env_args;	/* each -e as given */
 	int64_t		  timeout_ms;	/* 0: none */
 	int64_t		  kill_after_ms;
@@ -120,6 +124,9 @@ struct rule {
 	int		 implicit;	/* from the default protected list */
 	enum path_type	 create;	/* PATH_DIR or PATH_FILE: held as an
 					   empty placeholder, made if missing */
+	int		 fresh;		/* RULE_WRITE: a new, empty folder of
+					   the run's own, not the host's (a
+					   private /tmp); only for BE_OWN_TMP */
 };
 
 struct policy {
@@ -236,6 +243,9 @@ struct backend {
 				   moves on to the next row */
 #define BE_CAPTURE	0x8	/* the proxy is reached at 127.0.0.1:BRIDGE_PORT,
 				   redirected to its listener (the supervisor) */
+#define BE_OWN_TMP	0x10	/* gives the command a /tmp of its own (a
+				   fresh rule); other rows get a per-run
+				   folder on the host */
 
 /* A resource limit that ended or hampered the command (limit=NAME). */
 #define LIMIT_MEM	0x1
@@ -307,7 +317,23 @@ int	 caps_drop(uint64_t, int);
 int	 policy_compile(const struct sbx_opts *, struct policy *,
 	    struct sbx_err *);
 const char *policy_holder(const struct policy *, const char *);
+void	 policy_with_tmp(const struct policy *, const char *, const char *,
+	    struct policy *);
 void	 policy_free(struct policy *);
+
+/* tmp.c: the run's private temp folder on the host (rows without BE_OWN_TMP) */
+struct tmp;
+int	 tmp_create(struct tmp **, struct sbx_err *);
+const char *tmp_path(const struct tmp *);
+const char *tmp_hidden(const struct tmp *);
+void	 tmp_remove(struct tmp *);
+
+/* cache.c: --cache TOOL */
+int	 cache_known(const char *);
+const char *cache_list(void);
+int	 cache_prepare(const struct strv *, char **, struct strv *,
+	    struct sbx_err *);
+void	 cache_env(const struct strv *, const char *, struct strv *);
 
 /* bwrap.c, landlock.c, seatbelt.c: the rows of the backend table */
 int	 bwrap_probe(const struct sbx_opts *, int, char *, size_t,

@@ -233,8 +233,8 @@ bad_input() {
 	fi
 }
 
-@test "bad input: missing --write, --deny-write, --deny-read, --scope paths" {
-	for o in --write -w --deny-write --deny-read --scope; do
+@test "bad input: missing --write, --scope paths" {
+	for o in --write -w --scope; do
 		bad_input "$o" "$BATS_TEST_TMPDIR/nope" touch "$MARK"
 		[[ "$stderr" == *"$o"* && "$stderr" == *nope* ]]
 		bad_input "$o" '' touch "$MARK"
@@ -354,7 +354,7 @@ bad_input() {
 }
 
 @test "a command or a path with a newline in it gives a one-line message" {
-	bad_input --deny-read $'/no\nsuch' touch "$MARK"
+	bad_input --write $'/no\nsuch' touch "$MARK"
 	run -127 --separate-stderr "$SBX" --sandbox host -- $'no such\ncommand'
 	[ "$status" -eq 127 ]
 	[[ "$stderr" =~ ^sbx:\ [^$'\n']+$ ]]
@@ -408,7 +408,7 @@ bad_input() {
 	    SHELL=/bin/sh TERM=t LANG=C LANGUAGE=en LC_ALL=C LC_CTYPE=C \
 	    LC_WHATEVER=w TZ=UTC TMPDIR=/tmp SECRET=x AWS_SECRET_ACCESS_KEY=y \
 	    LD_PRELOAD=/nope.so BASH_ENV=/nope PYTHONPATH=/p XLC_X=1 PATHX=1 \
-	    HOMEBREW=1 "$SBX" --sandbox host -- env
+	    HOMEBREW=1 "$SBX" --sandbox host --host-tmp -- env
 	[ "$status" -eq 0 ]
 	got=$(kvdec stdout | sort)
 	want=$(printf '%s\n' PATH="$PATH" HOME=/h USER=u LOGNAME=l SHELL=/bin/sh \

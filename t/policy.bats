@@ -107,8 +107,9 @@ before() {
 	in_order --setenv SBX_ENV_0 PATH=/usr/bin:/bin
 	in_order --setenv SBX_ENV_1 "HOME=$home"
 	in_order --setenv SBX_ENV_2 LANG=C.UTF-8
-	in_order --setenv SBX_ENV_3 FOO=bar
-	in_order --setenv SBX_ENV_4 "ODD=a b'c"
+	in_order --setenv SBX_ENV_3 TMPDIR=/tmp
+	in_order --setenv SBX_ENV_4 FOO=bar
+	in_order --setenv SBX_ENV_5 "ODD=a b'c"
 	# env -i and straight to bwrap: nothing between.
 	in_order env -i /usr/bin/bwrap
 	in_order --wrapped-env --reopen 0 /dev/null -- true
@@ -116,7 +117,7 @@ before() {
 
 @test "bwrap: --allow-host: the proxy's variables, and the shim's bridge" {
 	dry bwrap --allow-host registry.example.org -- env
-	in_order --setenv SBX_ENV_3 HTTP_PROXY=http://127.0.0.1:3128
+	in_order --setenv SBX_ENV_4 HTTP_PROXY=http://127.0.0.1:3128
 	grep -qx 'HTTPS_PROXY=http://127.0.0.1:3128' <<<"$words"
 	grep -qx 'NO_PROXY=localhost,127.0.0.1,::1' <<<"$words"
 	grep -qx 'NODE_USE_ENV_PROXY=1' <<<"$words"
@@ -134,15 +135,16 @@ before() {
 	dry landlock -- true
 	[[ "$output" == *"# landlock abi=6 handled="*refer,truncate,ioctl_dev* ]]
 	grep -qx "# landlock network=bind_tcp,connect_tcp scoped=signal,abstract_unix" <<<"$output"
-	# Reads everywhere; the workspace's entries writable around .git.
-	grep -qx '# landlock allow / read_dir' <<<"$output"
+	# Reads everywhere but the host's /tmp; the workspace's entries
+	# writable around .git.
+	grep -qx '# landlock allow /usr execute,read_file,read_dir' <<<"$output"
 	grep -qE "^# landlock allow $ws/src write_file,remove_dir,remove_file,make_char,make_dir,make_reg" <<<"$output"
 	! grep -qE "^# landlock allow $ws .*write_file" <<<"$output"
 	! grep -qE "^# landlock allow $ws/.git/hooks .*write_file" <<<"$output"
 	! grep -qE "^# landlock allow $ws/.git/config .*write_file" <<<"$output"
 	grep -qE "^# seccomp flavour=landlock inet=supervisor unix=no metadata=supervisor" <<<"$output"
 	# The launch is the command itself, with its environment.
-	[ "$(printf '%s\n' "$output" | tail -n 1)" = "env -i PATH=/usr/bin:/bin HOME=$home LANG=C.UTF-8 true" ]
+	[[ "$(printf '%s\n' "$output" | tail -n 1)" =~ ^"env -i PATH=/usr/bin:/bin HOME=$home LANG=C.UTF-8 TMPDIR=/tmp/sbx-"[0-9]+/run-[A-Za-z0-9]{6}" true"$ ]]
 }
 
 @test "landlock: --deny-read takes the folder out of every grant" {
