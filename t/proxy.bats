@@ -171,7 +171,16 @@ cmd, args = sys.argv[1], sys.argv[2:]
 EOF
 }
 
+# A name of our own for the origins, as an internal registry has: added to
+# /etc/hosts when this file may (as root), with a prefix no one else uses,
+# and removed again; "localhost" otherwise.
+HOSTS_NAME=sbx-everyday-registry.example.org
+
 setup_file() {
+	if [ -w /etc/hosts ] &&
+	    ! grep -q "$HOSTS_NAME" /etc/hosts 2>/dev/null; then
+		printf '127.0.0.1 %s # sbx t/proxy.bats\n' "$HOSTS_NAME" >>/etc/hosts
+	fi
 	command -v python3 >/dev/null 2>&1 || return 0
 	command -v curl >/dev/null 2>&1 || return 0
 	D=$BATS_FILE_TMPDIR
@@ -189,6 +198,11 @@ setup_file() {
 }
 
 teardown_file() {
+	# In place: /etc/hosts may be a bind mount (a container's).
+	if [ -w /etc/hosts ] && grep -q "$HOSTS_NAME" /etc/hosts; then
+		grep -v " $HOSTS_NAME # sbx t/proxy.bats" /etc/hosts >"$BATS_FILE_TMPDIR/hosts"
+		cat "$BATS_FILE_TMPDIR/hosts" >/etc/hosts
+	fi
 	D=$BATS_FILE_TMPDIR
 	[ -s "$D/origin.pid" ] && kill "$(cat "$D/origin.pid")" 2>/dev/null
 	return 0
@@ -201,6 +215,8 @@ setup() {
 	[ -s "$D/ports" ] || sbx_skip "the loopback origins did not start"
 	read -r HP EP <"$D/ports"
 	CLIENT="python3 $D/proxy-client.py"
+	NAME=localhost
+	getent hosts "$HOSTS_NAME" >/dev/null 2>&1 && NAME=$HOSTS_NAME
 	cd "$BATS_TEST_TMPDIR" || return 1
 }
 
@@ -295,6 +311,42 @@ t_private() {
 	[[ "$out" == *"response 403"* ]]
 	[[ "$out" != *"hello proxy"* ]]
 	[ "$(kv blocked_hosts)" = localhost ]
+}
+
+t_reasons() {
+	px "$1" 'curl -sS --noproxy "" -o /dev/null http://example.com/;
+	    curl -sS --noproxy "" -o /dev/null http://localhost:1/;
+	    curl -sS --noproxy "" -o /dev/null http://127.0.0.1:'"$HP"'/; :'
+	[ "$(kv exit_code)" = 0 ]
+	[ "$(kv blocked_hosts)" = example.com,localhost:1,127.0.0.1 ]
+	[ "$(kv blocked_reasons)" = "example.com not_listed,localhost:1 port,127.0.0.1 ip_address" ]
+	# Of these only localhost was allowed (on other ports): said once.
+	[ "$stderr" = "sbx: warning: --allow-host localhost: port 1 refused (--allow-host localhost:1 allows it)" ]
+}
+
+# An allowed name that resolves to a private address, without
+# --allow-private: refused, said at once on stderr (before the command's
+# own last line) with the fix, also under --passthrough, and the reason.
+t_private_said() {
+	local ex=$1
+	executor "$ex" || return
+	set -- "${EXEC[@]}"
+	run --separate-stderr "$SBX" "$@" --passthrough --result res \
+	    --allow-host "https://$NAME:$HP/npm/" -- sh -c \
+	    'curl -sS --noproxy "" -p -o /dev/null https://'"$NAME:$HP"'/ 2>/dev/null;
+	    curl -sS --noproxy "" -p -o /dev/null https://'"$NAME:$HP"'/ 2>/dev/null;
+	    echo after >&2' 3>&-
+	[ "$status" -eq 0 ]
+	want="sbx: warning: --allow-host $NAME: refused: it resolves to 127.0.0.1, a private or reserved address (--allow-private allows it)"
+	[ "$stderr" = "$want"$'\nafter' ] || { echo "$stderr" >&2; return 1; }
+	output=$(cat res)
+	[ "$(kv blocked_hosts)" = "$NAME" ]
+	[ "$(kv blocked_reasons)" = "$NAME private_address" ]
+	# A port the allowed host was not given: said too.
+	run --separate-stderr "$SBX" "$@" --allow-host "$NAME:$HP" \
+	    --allow-private -- sh -c 'curl -sS --noproxy "" -p -o /dev/null https://'"$NAME"'/ 2>/dev/null; :' 3>&-
+	[ "$stderr" = "sbx: warning: --allow-host $NAME: port 443 refused (--allow-host $NAME:443 allows it)" ] || { echo "$stderr" >&2; return 1; }
+	[ "$(kv blocked_reasons)" = "$NAME:443 port" ]
 }
 
 t_port() {
@@ -410,6 +462,22 @@ t_large() {
 
 @test "host: a large transfer is whole, with bounded memory" {
 	t_large host
+}
+
+@test "host: each blocked host has its reason in blocked_reasons" {
+	t_reasons host
+}
+
+@test "host: an allowed host refused for a private address is said at once, with the fix" {
+	t_private_said host
+}
+
+@test "bwrap: each blocked host has its reason in blocked_reasons" {
+	t_reasons bwrap
+}
+
+@test "bwrap: an allowed host refused for a private address is said at once, with the fix" {
+	t_private_said bwrap
 }
 
 @test "bwrap: plain HTTP to an allowed host" {
