@@ -621,3 +621,61 @@ assert r["error"] == "not_found", r
 	[ "$status" -eq 0 ]
 	[ "$output" = "in put" ]
 }
+
+# --- --result gets every result sbx produces ------------------------------
+
+@test "--result FILE gets a path error's result; stdout stays empty" {
+	for pt in "" --passthrough; do
+		run --separate-stderr "$SBX" --sandbox host $pt --result res \
+		    -w "$BATS_TEST_TMPDIR/nope" -- touch "$MARK" 3>&-
+		[ "$status" -eq 125 ]
+		[ "$output" = "" ]
+		[[ "$stderr" == "sbx: --write $BATS_TEST_TMPDIR/nope: No such file"* ]]
+		[ ! -e "$MARK" ]
+		output=$(cat res)
+		[ "$(kv error)" = path ]
+		[[ "$(kv error_message)" == "--write $BATS_TEST_TMPDIR/nope: No such file"* ]]
+	done
+}
+
+@test "--passthrough --result FILE gets an unavailable backend's result" {
+	case $(uname -s) in
+	Darwin) b=landlock ;;
+	*) b=seatbelt ;;
+	esac
+	run --separate-stderr "$SBX" --backend "$b" --passthrough --result res \
+	    -- touch "$MARK" 3>&-
+	[ "$status" -eq 125 ]
+	[ "$output" = "" ]
+	output=$(cat res)
+	[ "$(kv error)" = unsupported_platform ]
+	[ "$(kv executor)" = "$b" ]
+}
+
+@test "--passthrough --result FILE gets the result of a fallback to Landlock" {
+	require_landlock
+	mkdir bin
+	printf '#!/bin/sh\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n' >bin/bwrap
+	chmod +x bin/bwrap
+	mkdir ws
+	run --separate-stderr env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$SBX" \
+	    -C ws --passthrough --result res -- echo ran 3>&-
+	[ "$status" -eq 0 ]
+	[ "$output" = ran ]
+	output=$(cat res)
+	[ "$(kv executor)" = landlock ]
+	[ "$(kv exit_code)" = 0 ]
+}
+
+@test "the README's ci-test.sh reports sbx's own failure with its message" {
+	script=$(sed -n '/^# ci-test.sh/,/^exit "\$status"/p' "$BATS_TEST_DIRNAME/../README.md")
+	[ -n "$script" ]
+	mkdir bin
+	# sbx with a --root that is missing: a path error.
+	printf '#!/bin/sh\nexec "%s" --sandbox host -C "%s/nope" "$@"\n' "$SBX" \
+	    "$BATS_TEST_TMPDIR" >bin/sbx
+	chmod +x bin/sbx
+	run --separate-stderr env PATH="$BATS_TEST_TMPDIR/bin:$PATH" sh -c "$script"
+	[ "$status" -eq 125 ]
+	[[ "$stderr" == *"sbx failed: --root $BATS_TEST_TMPDIR/nope: No such file"* ]]
+}
