@@ -132,7 +132,8 @@ except OSError as e:
 '
 
 @test "seccomp: socket(AF_UNIX) to a host socket is refused; --allow-unix-sockets opens it" {
-	sockpath="$BATS_TEST_TMPDIR/host.sock"
+	# In the workspace: the private /tmp would hide bats' scratch folder.
+	sockpath="$ws/host.sock"
 	bg python3 -c "$SERVER" "$sockpath" "$BATS_TEST_TMPDIR/ready"
 	wait_for test -e "$BATS_TEST_TMPDIR/ready"
 	# Positive control outside the sandbox.
@@ -188,7 +189,7 @@ except OSError as e:
 @test "seccomp: TIOCSTI and TIOCLINUX on the terminal are refused" {
 	require_cmd script
 	# findings go to a file: script(1) may drop the pty's last line
-	cat >"$BATS_TEST_TMPDIR/sti.py" <<'EOF'
+	cat >"$ws/sti.py" <<'EOF'
 import errno, fcntl, os, sys
 sys.stdout = open(sys.argv[1], "w")
 if not os.isatty(0):
@@ -205,7 +206,7 @@ print(" ".join(out))
 EOF
 	for b in "${backends[@]}"; do
 		rm -f "$ws/sti.out"
-		SHELL=/bin/sh script -qec "$(shquote "$SBX" --backend "$b" -C "$ws" --passthrough -- python3 "$BATS_TEST_TMPDIR/sti.py" "$ws/sti.out")" /dev/null </dev/null >/dev/null 3>&-
+		SHELL=/bin/sh script -qec "$(shquote "$SBX" --backend "$b" -C "$ws" --passthrough -- python3 "$ws/sti.py" "$ws/sti.out")" /dev/null </dev/null >/dev/null 3>&-
 		output=$(cat "$ws/sti.out")
 		echo "$b: $output"
 		[[ "$output" == *"EPERM"* ]]
@@ -267,20 +268,20 @@ EOF
 @test "seccomp: a 32-bit system call kills the process" {
 	[ "$(uname -m)" = x86_64 ] || skip "x86_64 only"
 	require_cmd gcc
-	cat >"$BATS_TEST_TMPDIR/i386.c" <<'EOF'
+	cat >"$ws/i386.c" <<'EOF'
 int main(void) { __asm__ volatile("mov $20, %%eax; int $0x80" ::: "eax"); return 0; }
 EOF
-	gcc -o "$BATS_TEST_TMPDIR/i386" "$BATS_TEST_TMPDIR/i386.c" ||
+	gcc -o "$ws/i386" "$ws/i386.c" ||
 	    skip "cannot build the probe"
 	# The control: outside the sandbox the call returns. A kernel that
 	# refuses 32-bit calls itself (ia32_emulation off: int 0x80 faults)
 	# leaves nothing to attack here.
-	if ! "$BATS_TEST_TMPDIR/i386"; then
+	if ! "$ws/i386"; then
 		skip "this kernel refuses 32-bit system calls itself (int 0x80 faults outside the sandbox too)"
 	fi
 	for b in "${backends[@]}"; do
 		run --separate-stderr "$SBX" --backend "$b" -C "$ws" -- \
-		    "$BATS_TEST_TMPDIR/i386" 3>&-
+		    "$ws/i386" 3>&-
 		echo "$b: $output"
 		[ "$(kv signal)" = SIGSYS ]
 	done
