@@ -214,7 +214,10 @@ setup() {
 	D=$BATS_FILE_TMPDIR
 	[ -s "$D/ports" ] || sbx_skip "the loopback origins did not start"
 	read -r HP EP <"$D/ports"
-	CLIENT="python3 $D/proxy-client.py"
+	# In the test's own folder, the root of each run: the private /tmp
+	# hides the file's scratch folder from the sandbox.
+	cp "$D/proxy-client.py" "$BATS_TEST_TMPDIR/"
+	CLIENT="python3 $BATS_TEST_TMPDIR/proxy-client.py"
 	NAME=localhost
 	getent hosts "$HOSTS_NAME" >/dev/null 2>&1 && NAME=$HOSTS_NAME
 	cd "$BATS_TEST_TMPDIR" || return 1
