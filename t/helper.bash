@@ -1,5 +1,8 @@
 # Shared by every t/*.bats file: where sbx is, readers of its result,
-# background processes and their teardown, skips with reasons.
+# background processes and their teardown, skips with reasons. Each run
+# gets a private /tmp that hides the host's, where bats keeps its scratch
+# folders: a file a sandboxed command must read lives in its workspace
+# (-C), or the run says --host-tmp.
 #
 # Which file takes which test:
 #   cli       the command line, bad input, the environment, --result, JSON
@@ -14,6 +17,9 @@
 #   proxy     the --allow-host proxy
 #   tty       sbx's own terminal, driven through a real pty (t/term.py)
 #   limits    --mem, --procs, --file-size, --cpu, and the usage keys
+#   everyday  real jobs (npm ci, go, cc, pytest, tar as root) under bwrap
+#             and Landlock: the private temp folder, --cache, missing
+#             --deny paths, owners
 #   seatbelt  the Seatbelt profile text, golden, on every platform
 #   macos     the Seatbelt sandbox under attack, on a real Mac only
 # shellcheck shell=bash

@@ -176,3 +176,53 @@ before() {
 	[ "$(printf '%s\n' "$output" | head -n 1)" = "(version 1)" ]
 	in_order /usr/bin/sandbox-exec -f /dev/fd/3 --
 }
+
+@test "bwrap: the private /tmp is a tmpfs before every rule, bounded, TMPDIR=/tmp" {
+	dry bwrap -- true
+	in_order --ro-bind / / --cap-add
+	grep -qx -- --size <<<"$words"
+	before --tmpfs "$ws"
+	in_order --perms 1777 --tmpfs /tmp --bind "$ws" "$ws"
+	grep -qx TMPDIR=/tmp <<<"$words"
+	# -e TMPDIR wins; --host-tmp: no tmpfs, the host's TMPDIR.
+	dry bwrap -e TMPDIR=/x -- true
+	grep -qx TMPDIR=/x <<<"$words"
+	dry bwrap --host-tmp -- true
+	! grep -qx /tmp <<<"$words"
+	! grep -q '^TMPDIR=' <<<"$words"
+}
+
+@test "landlock: the host's /tmp hidden, the run's folder granted and in TMPDIR" {
+	dry landlock -- true
+	run_dir=$(grep -oE "TMPDIR=/tmp/sbx-[0-9]+/run-[A-Za-z0-9]{6}" <<<"$output")
+	run_dir=${run_dir#TMPDIR=}
+	grep -qE "^# landlock allow $run_dir execute,write_file,read_file,read_dir," <<<"$output"
+	! grep -qE "^# landlock allow /tmp( |/sbx-[0-9]+ )" <<<"$output"
+	# The dry run made it to plan it, and removed it.
+	[ ! -e "$run_dir" ]
+}
+
+@test "bwrap: a missing --deny-read or --deny-write path: a placeholder where it could be made" {
+	mkdir sub
+	dry bwrap --deny-read sub/a/b --deny-write .env --deny-read "$home/.aws" -- true
+	in_order --ro-bind /dev/null "$ws/sub/a"
+	in_order --ro-bind /dev/null "$ws/.env"
+	# Outside the writable folders nothing can make it: no mount.
+	! grep -qx "$home/.aws" <<<"$words"
+	[ ! -e "$ws/sub/a" ] && [ ! -e "$ws/.env" ]
+}
+
+@test "landlock: a missing --deny path: its folder granted around it" {
+	mkdir sub
+	touch sub/keep
+	dry landlock --deny-read sub/missing -- true
+	! grep -qE "^# landlock allow $ws/sub .*write_file" <<<"$output"
+	grep -qE "^# landlock allow $ws/sub/keep .*write_file" <<<"$output"
+}
+
+@test "seccomp: the chown family is answered, not refused, for both flavours" {
+	dry bwrap -- true
+	grep -qE '^# seccomp flavour=bwrap .*chown=noop' <<<"$output"
+	dry landlock -- true
+	grep -qE '^# seccomp flavour=landlock .*chown=noop' <<<"$output"
+}
