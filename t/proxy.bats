@@ -223,7 +223,7 @@ setup() {
 	cd "$BATS_TEST_TMPDIR" || return 1
 }
 
-# executor EX: EXEC=(the sbx options for EX, "host" or "bwrap").
+# executor EX: EXEC=(the sbx options for EX: "host", "bwrap" or "landlock").
 executor() {
 	case $1 in
 	bwrap) require_bwrap || return; EXEC=(--backend bwrap) ;;
@@ -481,6 +481,14 @@ t_large() {
 
 @test "bwrap: an allowed host refused for a private address is said at once, with the fix" {
 	t_private_said bwrap
+}
+
+@test "landlock: each blocked host has its reason in blocked_reasons" {
+	t_reasons landlock
+}
+
+@test "landlock: an allowed host refused for a private address is said at once, with the fix" {
+	t_private_said landlock
 }
 
 @test "bwrap: plain HTTP to an allowed host" {
