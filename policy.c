@@ -1,18 +1,21 @@
 /*
  * policy.c: compiles the file-system options into the ordered rule list that
  * every backend enforces. Order: WRITE root (unless --scope), WRITE each
- * --write, with --scope READONLY root then WRITE each scope path; then
- * READONLY for the protected list and each --deny-write, and DENY_READ for
- * each --deny-read; a later rule overrides the earlier ones below its path.
+ * --write, with --scope READONLY root then WRITE each scope path; WRITE
+ * each --cache folder; then READONLY for the protected list and each
+ * --deny-write, and DENY_READ for each --deny-read; a later rule overrides
+ * the earlier ones below its path. A --deny path that does not exist is a
+ * rule on its first missing component (type PATH_MISSING). Each run puts
+ * its private temp folder's rules in front (policy_with_tmp()).
  * The rules are neutral: how a backend keeps a read-only path below a
  * writable folder from being renamed away is the backend's own business.
  * Invariants: every rule path is absolute and resolved (no symlink in it),
- * except placeholders and the missing names, whose parent is resolved; the
- * protected list never fails the run: a protected path that cannot be used
- * is skipped. A protected name that does not exist and gets no placeholder
- * goes to the policy's missing list, not the rules: bwrap and Landlock need
- * a file to hold, Seatbelt holds the name. No I/O besides stat, readdir
- * and realpath.
+ * except placeholders, missing --deny paths and the missing names, whose
+ * parent is resolved; the protected list never fails the run: a protected
+ * path that cannot be used is skipped. A protected name that does not
+ * exist and gets no placeholder goes to the policy's missing list, not the
+ * rules: bwrap and Landlock need a file to hold, Seatbelt holds the name.
+ * No I/O besides stat, readdir and realpath.
  */
 #define _GNU_SOURCE
 #include <dirent.h>

@@ -163,7 +163,8 @@ struct plan {
 	const struct strv	*env;	/* NAME=VALUE, exactly what the command sees */
 	int			 bridge_fd;	/* the proxy's bridge for the child, or -1 */
 	int			 proxy_port;	/* the proxy on 127.0.0.1 (no bridge), or 0 */
-	const char		*tmpdir;	/* the run's private temp folder, or NULL */
+	const char		*tmpdir;	/* the run's private temp folder (TMPDIR),
+						   or NULL with --host-tmp */
 	unsigned		 tty_fds;	/* the command's fds (bits 0-2) that
 						   are sbx's pseudo-terminal */
 	const struct limits	*lim;		/* how each resource limit holds */
