@@ -27,8 +27,12 @@ teardown() {
 }
 
 # ll ARGS...: sbx on the landlock backend in $ws; the result in $output.
+# With --host-tmp: these attacks aim at the host's /tmp, where bats keeps
+# its scratch folders, which the private temp folder would hide altogether
+# (t/everyday.bats tests the private temp folder).
 ll() {
-	run --separate-stderr "$SBX" --backend landlock -C "$ws" "$@" 3>&-
+	run --separate-stderr "$SBX" --backend landlock --host-tmp -C "$ws" \
+	    "$@" 3>&-
 	echo "status=$status"
 	echo "$output"
 	echo "stderr: $stderr"
