@@ -738,7 +738,7 @@ seccomp_describe(const struct sbx_opts *o, int flavour)
 {
 	int ll = flavour & SECCOMP_FOR_LANDLOCK;
 
-	return xasprintf("seccomp flavour=%s inet=%s unix=%s chown=noop%s%s%s",
+	return xasprintf("seccomp flavour=%s inet=%s unix=%s%s%s%s chown=noop",
 	    ll ? "landlock" : "bwrap",
 	    !ll || o->net == NET_ALL ? "yes" :
 	    flavour & SECCOMP_NOTIFY_NET ? "supervisor" : "no",
