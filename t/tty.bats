@@ -133,7 +133,8 @@ in_shell() {
 }
 
 @test "tty: TIOCSTI reaches only the command's own terminal, never the user's" {
-	cat >"$BATS_TEST_TMPDIR/inject.py" <<'EOF'
+	# In the workspace: the private /tmp hides bats' scratch folder.
+	cat >"$ws/inject.py" <<'EOF'
 import fcntl, sys, termios
 try:
     for c in sys.argv[1] + "\n":
@@ -146,7 +147,7 @@ EOF
 	for ex in "${execs[@]}"; do
 		rm -f "$BATS_TEST_TMPDIR/outer"
 		# shellcheck disable=SC2086
-		in_shell send:"$SBX $ex -C $ws --passthrough -- $py $BATS_TEST_TMPDIR/inject.py 'touch $BATS_TEST_TMPDIR/outer'\\r" \
+		in_shell send:"$SBX $ex -C $ws --passthrough -- $py $ws/inject.py 'touch $BATS_TEST_TMPDIR/outer'\\r" \
 		    expect:'(refused 1|inner got: touch)' expect:'\$ ' \
 		    send:'echo after=$?\r' expect:'after=0' send:'exit\r' wait:0
 		[ "$status" -eq 0 ]
