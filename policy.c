@@ -564,24 +564,25 @@ policy_holder(const struct policy *p, const char *path)
  * The policy of one run: the private temp folder's rules first, so that
  * every rule the options make (-C or -w below /tmp, --deny-read) applies
  * on top of it; then base's rules. dir NULL: base alone (--host-tmp).
- * hide NULL: dir is a fresh folder of the
- * backend's own (bwrap's tmpfs); otherwise dir is a folder on the host
- * below hide, which is hidden for reading (the host's /tmp, other runs'
- * folders) while dir alone is granted.
+ * fresh: dir is a new, empty folder of the backend's own (bwrap's tmpfs),
+ * which holds no host path; otherwise a folder on the host, granted, and
+ * hide, when not NULL, the folder below which it lies, hidden for reading
+ * (the host's /tmp and other runs' folders).
  */
 void
-policy_with_tmp(const struct policy *base, const char *dir, const char *hide,
-    struct policy *out)
+policy_with_tmp(const struct policy *base, const char *dir, int fresh,
+    const char *hide, struct policy *out)
 {
-	struct plist l = { NULL, 0, 0 };
+	struct plist l;
 	size_t i;
 
+	memset(&l, 0, sizeof(l));
 	memset(out, 0, sizeof(*out));
-	if (hide != NULL)
+	if (dir != NULL && !fresh && hide != NULL)
 		plist_add(&l, RULE_DENY_READ, hide, PATH_DIR, 0, PATH_MISSING);
 	if (dir != NULL) {
 		plist_add(&l, RULE_WRITE, dir, PATH_DIR, 0, PATH_MISSING);
-		l.r[l.n - 1].fresh = hide == NULL;
+		l.r[l.n - 1].fresh = fresh;
 	}
 	for (i = 0; i < base->n; i++) {
 		plist_add(&l, base->r[i].kind, base->r[i].path,
@@ -590,8 +591,10 @@ policy_with_tmp(const struct policy *base, const char *dir, const char *hide,
 	}
 	for (i = 0; i < base->writable.n; i++)
 		strv_push(&out->writable, base->writable.v[i]);
+	for (i = 0; i < base->missing.n; i++)
+		strv_push(&out->missing, base->missing.v[i]);
 	/* A fresh folder holds no host path: nothing in it is pinned. */
-	if (dir != NULL && hide != NULL)
+	if (dir != NULL && !fresh)
 		push_unique(&out->writable, dir);
 	out->r = l.r;
 	out->n = l.n;

@@ -318,7 +318,7 @@ int	 caps_drop(uint64_t, int);
 int	 policy_compile(const struct sbx_opts *, struct policy *,
 	    struct sbx_err *);
 const char *policy_holder(const struct policy *, const char *);
-void	 policy_with_tmp(const struct policy *, const char *, const char *,
+void	 policy_with_tmp(const struct policy *, const char *, int, const char *,
 	    struct policy *);
 void	 policy_free(struct policy *);
 

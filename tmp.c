@@ -2,9 +2,9 @@
  * tmp.c: the run's private temp folder on the host, for the rows of the
  * backend table that cannot give the command a /tmp of its own (Landlock,
  * Seatbelt, no sandbox): BASE/sbx-UID/run-XXXXXX, where BASE is /tmp
- * resolved. The command finds it in TMPDIR; the policy hides BASE and
- * grants the run folder alone (policy_with_tmp()), so other runs' folders
- * stay out of reach. Invariants: BASE/sbx-UID is the user's own folder
+ * resolved. The command finds it in TMPDIR; the policy hides BASE (not on
+ * macOS, tmp_hidden()) and grants the run folder alone
+ * (policy_with_tmp()), so other runs' folders stay out of reach. Invariants: BASE/sbx-UID is the user's own folder
  * (mode 0700, not a link), or nothing is made; every descriptor opened
  * here is close-on-exec; removal goes through descriptors and never
  * follows a link the command planted. Each run holds an exclusive flock(2)
@@ -269,10 +269,20 @@ tmp_path(const struct tmp *t)
 	return t->path;
 }
 
+/*
+ * What the policy hides for reading: the host's /tmp, as bwrap's own /tmp
+ * does. Not on macOS: system services keep sockets in /private/tmp, and the
+ * Seatbelt profile keeps the rest readable as it is; NULL there.
+ */
 const char *
 tmp_hidden(const struct tmp *t)
 {
+#ifdef __APPLE__
+	(void)t;
+	return NULL;
+#else
 	return t->base;
+#endif
 }
 
 /* After the run: its folder goes, whatever the command left in it. */
