@@ -801,23 +801,28 @@ private_tmp(struct attempt *a, const struct policy *base, const char **dir,
 
 	*dir = NULL;
 	if (opts.host_tmp) {
-		policy_with_tmp(base, NULL, NULL, &a->pol);
+		policy_with_tmp(base, NULL, 0, NULL, &a->pol);
 		return 0;
 	}
 	if (a->be->flags & BE_OWN_TMP) {
 		/* /tmp where it is (a link on some systems: its target). */
 		slash_tmp = realpath("/tmp", NULL);
-		policy_with_tmp(base, slash_tmp ? slash_tmp : "/tmp", NULL,
+		policy_with_tmp(base, slash_tmp ? slash_tmp : "/tmp", 1, NULL,
 		    &a->pol);
 		free(slash_tmp);
 		*dir = a->pol.r[0].path;
+		return 0;
+	}
+	/* A dry run makes nothing on the host: its plan shows no folder. */
+	if (opts.dry_run) {
+		policy_with_tmp(base, NULL, 0, NULL, &a->pol);
 		return 0;
 	}
 	if (tmp_create(&a->tmp, e) < 0)
 		return -1;
 	live_tmp = a->tmp;
 	*dir = tmp_path(a->tmp);
-	policy_with_tmp(base, *dir, tmp_hidden(a->tmp), &a->pol);
+	policy_with_tmp(base, *dir, 0, tmp_hidden(a->tmp), &a->pol);
 	return 0;
 }
 

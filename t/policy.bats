@@ -19,14 +19,16 @@ setup() {
 }
 
 # dry BACKEND ARGS...: the dry run, in a fixed environment; one word of the
-# launch line per line in $words (the comment lines stay whole in $output).
+# launch line, the last line, per line in $words (the comment lines and a
+# Seatbelt profile, whose comments may hold a lone quote, stay whole in
+# $output).
 dry() {
 	local b=$1
 	shift
 	run --separate-stderr env -i PATH=/usr/bin:/bin HOME="$home" LANG=C.UTF-8 \
 	    "$SBX" --dry-run --backend "$b" "$@" </dev/null
 	[ "$status" -eq 0 ] || { echo "status $status: $stderr" >&2; return 1; }
-	words=$(printf '%s\n' "$output" | grep -v '^#' | python3 -c '
+	words=$(printf '%s\n' "$output" | tail -n 1 | python3 -c '
 import shlex, sys
 for w in shlex.split(sys.stdin.read()):
     print(w)')
@@ -135,16 +137,15 @@ before() {
 	dry landlock -- true
 	[[ "$output" == *"# landlock abi=6 handled="*refer,truncate,ioctl_dev* ]]
 	grep -qx "# landlock network=bind_tcp,connect_tcp scoped=signal,abstract_unix" <<<"$output"
-	# Reads everywhere but the host's /tmp; the workspace's entries
-	# writable around .git.
-	grep -qx '# landlock allow /usr execute,read_file,read_dir' <<<"$output"
+	# Reads everywhere; the workspace's entries writable around .git.
+	grep -qx '# landlock allow / read_dir' <<<"$output"
 	grep -qE "^# landlock allow $ws/src write_file,remove_dir,remove_file,make_char,make_dir,make_reg" <<<"$output"
 	! grep -qE "^# landlock allow $ws .*write_file" <<<"$output"
 	! grep -qE "^# landlock allow $ws/.git/hooks .*write_file" <<<"$output"
 	! grep -qE "^# landlock allow $ws/.git/config .*write_file" <<<"$output"
 	grep -qE "^# seccomp flavour=landlock inet=supervisor unix=no metadata=supervisor" <<<"$output"
 	# The launch is the command itself, with its environment.
-	[[ "$(printf '%s\n' "$output" | tail -n 1)" =~ ^"env -i PATH=/usr/bin:/bin HOME=$home LANG=C.UTF-8 TMPDIR=/tmp/sbx-"[0-9]+/run-[A-Za-z0-9]{6}" true"$ ]]
+	[ "$(printf '%s\n' "$output" | tail -n 1)" = "env -i PATH=/usr/bin:/bin HOME=$home LANG=C.UTF-8 true" ]
 }
 
 @test "landlock: --deny-read takes the folder out of every grant" {
@@ -192,14 +193,11 @@ before() {
 	! grep -q '^TMPDIR=' <<<"$words"
 }
 
-@test "landlock: the host's /tmp hidden, the run's folder granted and in TMPDIR" {
+@test "landlock: a dry run makes no temp folder; its plan shows none" {
 	dry landlock -- true
-	run_dir=$(grep -oE "TMPDIR=/tmp/sbx-[0-9]+/run-[A-Za-z0-9]{6}" <<<"$output")
-	run_dir=${run_dir#TMPDIR=}
-	grep -qE "^# landlock allow $run_dir execute,write_file,read_file,read_dir," <<<"$output"
-	! grep -qE "^# landlock allow /tmp( |/sbx-[0-9]+ )" <<<"$output"
-	# The dry run made it to plan it, and removed it.
-	[ ! -e "$run_dir" ]
+	! grep -q 'sbx-[0-9]*/run-' <<<"$output"
+	! grep -q '^TMPDIR=' <<<"$words"
+	# The grant of a real run: t/everyday.bats.
 }
 
 @test "bwrap: a missing --deny-read or --deny-write path: a placeholder where it could be made" {
