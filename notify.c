@@ -1525,103 +1525,117 @@ connected(int sfd)
 	return getpeername(sfd, (struct sockaddr *)&a, &len) == 0;
 }
 
+/* What a sendto(2) or sendmsg(2) names, copied once into sbx's memory. */
+struct sendcopy {
+	struct sockaddr_storage	 to;
+	socklen_t		 tolen;		/* 0: no address (connected) */
+	unsigned char		*buf;
+	size_t			 len;
+};
+
 /*
- * sendto(2), sendmsg(2) to an address: judged, then sent by sbx from a
- * copy of the data, so that no address written after the check is used.
+ * The call's address and its one buffer. More buffers, or control data
+ * (descriptors, which are the target's numbers, or options), are refused
+ * rather than half sent: datagram senders pass one buffer. 0, or the
+ * errno to answer with (EOPNOTSUPP: to refuse and record).
  */
-static void
-net_send(struct sup *s, const struct req *q, int sfd, int type)
+static int
+read_send(const struct req *q, struct sendcopy *c)
 {
 	const uint64_t *a = q->n.data.args;
-	struct sockaddr_storage to;
+	struct { uint64_t name; uint32_t namelen, pad; uint64_t iov,
+	    iovlen, control, controllen; } m;
+	struct { uint64_t base, len; } v;
+	uint64_t name, namelen, base, len;
+
+	memset(c, 0, sizeof(*c));
+	if (q->c->op == OP_SENDMSG) {
+		if (read_mem(q->n.pid, a[1], &m, sizeof(m)) < 0)
+			return EFAULT;
+		if (m.iovlen > 1 || m.controllen > 0)
+			return EOPNOTSUPP;
+		if (m.iovlen == 1 && read_mem(q->n.pid, m.iov, &v,
+		    sizeof(v)) < 0)
+			return EFAULT;
+		name = m.name;
+		namelen = m.namelen;
+		base = m.iovlen ? v.base : 0;
+		len = m.iovlen ? v.len : 0;
+	} else {
+		name = a[4];
+		namelen = a[5];
+		base = a[1];
+		len = a[2];
+	}
+	if (len > MAX_DGRAM)
+		return EMSGSIZE;
+	if (name != 0) {
+		if (read_addr(q, name, namelen, &c->to) < 0)
+			return errno;
+		c->tolen = namelen > sizeof(c->to) ? sizeof(c->to) :
+		    (socklen_t)namelen;
+	}
+	c->len = (size_t)len;
+	c->buf = xmalloc(c->len + 1);
+	if (c->len > 0 && read_mem(q->n.pid, base, c->buf, c->len) < 0) {
+		free(c->buf);
+		c->buf = NULL;
+		return EFAULT;
+	}
+	return 0;
+}
+
+/* Send the copy from sbx's own descriptor of the socket; answer. */
+static void
+send_copy(struct sup *s, const struct req *q, int sfd, struct sendcopy *c)
+{
 	struct msghdr mh;
 	struct iovec iov;
-	unsigned char *buf = NULL;
 	ssize_t r;
-	int err;
 
-	/* A connected stream (no fast open) goes where it was judged. */
-	if (type == SOCK_STREAM && connected(sfd) && !(q->flags & MSG_FASTOPEN)) {
-		go_on(s, q);
-		return;
-	}
 	memset(&mh, 0, sizeof(mh));
-	if (q->c->op == OP_SENDMSG) {
-		struct { uint64_t name; uint32_t namelen, pad; uint64_t iov,
-		    iovlen, control, controllen; int32_t flags; } m;
-		struct { uint64_t base, len; } v;
-
-		if (read_mem(q->n.pid, a[1], &m, sizeof(m)) < 0) {
-			answer(s, q, 0, EFAULT);
-			return;
-		}
-		/* One buffer is what datagram senders pass; more is refused
-		 * rather than half sent. */
-		if (m.iovlen > 1 || m.controllen > 0) {
-			refuse(s, q, "(several buffers or control data)",
-			    EOPNOTSUPP);
-			return;
-		}
-		if (m.iovlen == 1 && read_mem(q->n.pid, m.iov, &v,
-		    sizeof(v)) < 0) {
-			answer(s, q, 0, EFAULT);
-			return;
-		}
-		iov.iov_len = m.iovlen ? (size_t)v.len : 0;
-		iov.iov_base = NULL;
-		if (m.name == 0) {
-			answer(s, q, 0, type == SOCK_STREAM ? ENOTCONN :
-			    EDESTADDRREQ);
-			return;
-		}
-		if (read_addr(q, m.name, m.namelen, &to) < 0) {
-			answer(s, q, 0, errno);
-			return;
-		}
-		if (iov.iov_len > MAX_DGRAM) {
-			answer(s, q, 0, EMSGSIZE);
-			return;
-		}
-		if (iov.iov_len > 0) {
-			buf = xmalloc(iov.iov_len);
-			if (read_mem(q->n.pid, v.base, buf, iov.iov_len) < 0) {
-				free(buf);
-				answer(s, q, 0, EFAULT);
-				return;
-			}
-		}
-	} else {
-		if (read_addr(q, a[4], a[5], &to) < 0) {
-			answer(s, q, 0, errno);
-			return;
-		}
-		if (a[2] > MAX_DGRAM) {
-			answer(s, q, 0, EMSGSIZE);
-			return;
-		}
-		iov.iov_len = (size_t)a[2];
-		buf = xmalloc(iov.iov_len + 1);
-		if (iov.iov_len > 0 && read_mem(q->n.pid, a[1], buf,
-		    iov.iov_len) < 0) {
-			free(buf);
-			answer(s, q, 0, EFAULT);
-			return;
-		}
-	}
-	if ((err = destination(s, &to, type)) != 0) {
-		free(buf);
-		refuse(s, q, addr_text(&to), err);
-		return;
-	}
-	iov.iov_base = buf;
-	mh.msg_name = &to;
-	mh.msg_namelen = addr_len(&to);
+	iov.iov_base = c->buf;
+	iov.iov_len = c->len;
+	mh.msg_name = c->tolen ? &c->to : NULL;
+	mh.msg_namelen = c->tolen;
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
 	r = sendmsg(sfd, &mh, (q->flags & ~MSG_FASTOPEN) | MSG_DONTWAIT |
 	    MSG_NOSIGNAL);
-	free(buf);
 	answer(s, q, r < 0 ? 0 : r, r < 0 ? errno : 0);
+}
+
+/*
+ * sendto(2), sendmsg(2) on an IPv4 or IPv6 socket: a connected stream
+ * (no fast open) sends where it was judged to go; anything else is judged
+ * and then sent by sbx from a copy, so that no address written after the
+ * check is used (a datagram socket's address in a sendmsg overrides the
+ * one it connected to).
+ */
+static void
+net_send(struct sup *s, const struct req *q, int sfd, int type)
+{
+	struct sendcopy c;
+	int err;
+
+	if (type == SOCK_STREAM && connected(sfd) && !(q->flags & MSG_FASTOPEN)) {
+		go_on(s, q);
+		return;
+	}
+	if ((err = read_send(q, &c)) != 0) {
+		if (err == EOPNOTSUPP)
+			refuse(s, q, "(several buffers or control data)", err);
+		else
+			answer(s, q, 0, err);
+		return;
+	}
+	if (c.tolen == 0 && !connected(sfd))
+		answer(s, q, 0, type == SOCK_STREAM ? ENOTCONN : EDESTADDRREQ);
+	else if (c.tolen && (err = destination(s, &c.to, type)) != 0)
+		refuse(s, q, addr_text(&c.to), err);
+	else
+		send_copy(s, q, sfd, &c);
+	free(c.buf);
 }
 
 /* ---- abstract Unix sockets, where Landlock does not scope them ---- */
@@ -1673,93 +1687,30 @@ abstract_held(const struct sup *s, const char *name)
 }
 
 /*
- * sendmsg(2) on a Unix socket below abi 6, to an address: sent by sbx
- * from a copy (one buffer, no descriptors: those are the target's), so
- * that no abstract name written after the check is used; an abstract
- * name not the sandbox's own is refused.
+ * sendto(2), sendmsg(2) on a Unix socket below abi 6: sent by sbx from
+ * a copy, so that no abstract name written after the check is used; an
+ * abstract name that is not the sandbox's own is refused.
  */
 static void
-unix_sendmsg(struct sup *s, const struct req *q, int sfd)
+unix_send(struct sup *s, const struct req *q, int sfd)
 {
-	struct { uint64_t name; uint32_t namelen, pad; uint64_t iov,
-	    iovlen, control, controllen; } m;
-	struct { uint64_t base, len; } v;
-	struct sockaddr_storage to;
-	struct msghdr mh;
-	struct iovec iov;
+	struct sendcopy c;
 	char name[108];
-	unsigned char *buf;
-	ssize_t r;
+	int err;
 
-	if (read_mem(q->n.pid, q->n.data.args[1], &m, sizeof(m)) < 0) {
-		answer(s, q, 0, EFAULT);
+	if ((err = read_send(q, &c)) != 0) {
+		if (err == EOPNOTSUPP)
+			refuse(s, q, "(several buffers or control data)", err);
+		else
+			answer(s, q, 0, err);
 		return;
 	}
-	if (m.name == 0) {
-		go_on(s, q);	/* connected: judged at connect */
-		return;
-	}
-	if (read_addr(q, m.name, m.namelen, &to) < 0) {
-		answer(s, q, 0, errno);
-		return;
-	}
-	if (abstract_name(&to, (socklen_t)m.namelen, name) &&
-	    !abstract_held(s, name)) {
+	if (c.tolen && abstract_name(&c.to, c.tolen, name) &&
+	    !abstract_held(s, name))
 		refuse(s, q, name, EPERM);
-		return;
-	}
-	if (m.iovlen > 1 || m.controllen > 0 || (m.iovlen == 1 &&
-	    read_mem(q->n.pid, m.iov, &v, sizeof(v)) < 0)) {
-		refuse(s, q, "(sendmsg with several buffers or control data)",
-		    EOPNOTSUPP);
-		return;
-	}
-	iov.iov_len = m.iovlen ? (size_t)v.len : 0;
-	if (iov.iov_len > MAX_DGRAM) {
-		answer(s, q, 0, EMSGSIZE);
-		return;
-	}
-	buf = xmalloc(iov.iov_len + 1);
-	if (iov.iov_len > 0 && read_mem(q->n.pid, v.base, buf,
-	    iov.iov_len) < 0) {
-		free(buf);
-		answer(s, q, 0, EFAULT);
-		return;
-	}
-	iov.iov_base = buf;
-	memset(&mh, 0, sizeof(mh));
-	mh.msg_name = &to;
-	mh.msg_namelen = m.namelen > sizeof(to) ? sizeof(to) : m.namelen;
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	r = sendmsg(sfd, &mh, q->flags | MSG_DONTWAIT | MSG_NOSIGNAL);
-	free(buf);
-	answer(s, q, r < 0 ? 0 : r, r < 0 ? errno : 0);
-}
-
-/* sendto(2) on a Unix socket to an address: from a copy, as above. */
-static void
-unix_sendto(struct sup *s, const struct req *q, int sfd,
-    const struct sockaddr_storage *to, socklen_t len)
-{
-	const uint64_t *a = q->n.data.args;
-	unsigned char *buf;
-	ssize_t r;
-
-	if (a[2] > MAX_DGRAM) {
-		answer(s, q, 0, EMSGSIZE);
-		return;
-	}
-	buf = xmalloc((size_t)a[2] + 1);
-	if (a[2] > 0 && read_mem(q->n.pid, a[1], buf, (size_t)a[2]) < 0) {
-		free(buf);
-		answer(s, q, 0, EFAULT);
-		return;
-	}
-	r = sendto(sfd, buf, (size_t)a[2], q->flags | MSG_DONTWAIT |
-	    MSG_NOSIGNAL, (const struct sockaddr *)to, len);
-	free(buf);
-	answer(s, q, r < 0 ? 0 : r, r < 0 ? errno : 0);
+	else
+		send_copy(s, q, sfd, &c);
+	free(c.buf);
 }
 
 /*
@@ -1784,11 +1735,16 @@ unix_call(struct sup *s, struct req *q, int sfd)
 		go_on(s, q);
 		return;
 	}
-	if (q->c->op == OP_SENDMSG) {
-		unix_sendmsg(s, q, sfd);
+	if (q->c->op == OP_SENDMSG || q->c->op == OP_SENDTO) {
+		/* A stream's address cannot redirect it: the kernel refuses
+		 * one on a stream socket (EISCONN, EOPNOTSUPP). */
+		if (sock_opt(sfd, SOL_SOCKET, SO_TYPE) == SOCK_STREAM)
+			go_on(s, q);
+		else
+			unix_send(s, q, sfd);
 		return;
 	}
-	len = (socklen_t)(q->c->op == OP_SENDTO ? a[5] : a[2]);
+	len = (socklen_t)a[2];
 	if (len == sizeof(sa_family_t) && q->c->op == OP_BIND) {
 		/* autobind: the kernel picks an abstract name */
 		memset(&to, 0, sizeof(to));
@@ -1802,7 +1758,7 @@ unix_call(struct sup *s, struct req *q, int sfd)
 		answer(s, q, 0, r < 0 ? errno : 0);
 		return;
 	}
-	if (read_addr(q, q->c->op == OP_SENDTO ? a[4] : a[1], len, &to) < 0) {
+	if (read_addr(q, a[1], len, &to) < 0) {
 		answer(s, q, 0, errno);
 		return;
 	}
@@ -1822,10 +1778,6 @@ unix_call(struct sup *s, struct req *q, int sfd)
 	}
 	if (abstract && !abstract_held(s, name)) {
 		refuse(s, q, name, EPERM);
-		return;
-	}
-	if (q->c->op == OP_SENDTO) {
-		unix_sendto(s, q, sfd, &to, len);
 		return;
 	}
 	r = connect(sfd, (struct sockaddr *)&to, len);

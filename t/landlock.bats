@@ -456,8 +456,13 @@ except OSError as e:
 u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.1", 0))
 v = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 v.sendto(b"dgram", u.getsockname()); print(u.recv(16).decode())
+v.connect(u.getsockname()); v.sendmsg([b"connected"]); print(u.recv(16).decode())
+try:
+    v.sendmsg([b"x"], [], 0, ("192.0.2.1", 53)); print("sent outside")
+except OSError as e:
+    print(e.strerror)
 '
-	[ "$(kv stdout)" = '127.0.0.1 ::ffff:127.0.0.1\nhi\nhi\nCannot assign requested address\ndgram\n' ]
+	[ "$(kv stdout)" = '127.0.0.1 ::ffff:127.0.0.1\nhi\nhi\nCannot assign requested address\ndgram\nconnected\nNetwork is unreachable\n' ]
 }
 
 @test "landlock: --allow-host reaches the proxy at 127.0.0.1:3128, as under bwrap" {
