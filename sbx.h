@@ -356,7 +356,6 @@ int	 seatbelt_probe(const struct sbx_opts *, int, char *, size_t,
 	    struct sbx_err *);
 int	 seatbelt_build(const struct plan *, struct launch *,
 	    struct sbx_err *);
-char	*seatbelt_tmpdir(struct sbx_err *);	/* macOS only */
 
 /* seccomp.c; the flavour is a set of these */
 #define SECCOMP_FOR_BWRAP	1

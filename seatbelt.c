@@ -5,7 +5,7 @@
  * system access) that gives the same text on every platform, so --dry-run
  * and the golden tests run anywhere. The profile goes to sandbox-exec on
  * descriptor 3, never in argv. seatbelt_probe() checks that sandbox-exec
- * works here; seatbelt_tmpdir() makes a run's temp folder for the core.
+ * works here.
  * Invariants: a path reaches the profile only through put_str(), which
  * writes one Scheme string literal that cannot end early, after
  * path_problem() has passed it (or the run is refused), either as it is or
@@ -774,41 +774,6 @@ seatbelt_probe(const struct sbx_opts *o, int full, char *info,
 		return sbx_errf(e, ERR_UNAVAILABLE, "seatbelt: %s", shown(line));
 	return sbx_errf(e, ERR_UNAVAILABLE,
 	    "seatbelt: sandbox-exec failed with status %d", st);
-}
-/*
- * The run's own temp folder, which the core makes before the plan (as
- * plan->tmpdir, and TMPDIR) and removes after the run: a new 0700 folder
- * (mkdtemp) in the per-user temp folder, which macOS makes on demand for
- * the user alone; resolved, because Seatbelt sees /private/var/folders,
- * never /var/folders. Returns it (the caller frees it), or NULL and *e.
- */
-char *
-seatbelt_tmpdir(struct sbx_err *e)
-{
-	char	 base[PATH_MAX], real[PATH_MAX], *dir;
-	size_t	 n;
-
-	errno = 0;
-	n = confstr(_CS_DARWIN_USER_TEMP_DIR, base, sizeof(base));
-	if (n == 0 || n > sizeof(base)) {
-		sbx_errf(e, ERR_PATH, "seatbelt: the per-user temp folder: %s",
-		    n > sizeof(base) ? strerror(ENAMETOOLONG) :
-		    errno ? strerror(errno) : "not set");
-		return NULL;
-	}
-	if (realpath(base, real) == NULL) {
-		sbx_errf(e, ERR_PATH, "seatbelt: %s: %s", shown(base),
-		    strerror(errno));
-		return NULL;
-	}
-	dir = xasprintf("%s/sbx-XXXXXX", real);
-	if (mkdtemp(dir) == NULL) {
-		sbx_errf(e, ERR_PATH, "seatbelt: %s: %s", shown(dir),
-		    strerror(errno));
-		free(dir);
-		return NULL;
-	}
-	return dir;
 }
 #else
 int

@@ -2,7 +2,9 @@
  * tmp.c: the run's private temp folder on the host, for the rows of the
  * backend table that cannot give the command a /tmp of its own (Landlock,
  * Seatbelt, no sandbox): BASE/sbx-UID/run-XXXXXX, where BASE is /tmp
- * resolved. The command finds it in TMPDIR; the policy hides BASE (not on
+ * resolved, or on macOS the per-user temp folder (confstr(3)'s
+ * _CS_DARWIN_USER_TEMP_DIR, which macOS makes for the user alone and which
+ * Seatbelt sees as /private/var/folders/...). The command finds it in TMPDIR; the policy hides BASE (not on
  * macOS, tmp_hidden()) and grants the run folder alone
  * (policy_with_tmp()), so other runs' folders stay out of reach. Invariants: BASE/sbx-UID is the user's own folder
  * (mode 0700, not a link), or nothing is made; every descriptor opened
@@ -228,6 +230,24 @@ make_run(struct tmp *t, const char *parent, struct sbx_err *e)
 	return 0;
 }
 
+/* BASE, resolved into real; -1 with *e set. */
+static int
+base_of(char *real, struct sbx_err *e)
+{
+	const char *base = TMP_BASE;
+#ifdef __APPLE__
+	char user[PATH_MAX];
+	size_t n = confstr(_CS_DARWIN_USER_TEMP_DIR, user, sizeof(user));
+
+	if (n > 0 && n <= sizeof(user))
+		base = user;
+#endif
+	if (realpath(base, real) == NULL)
+		return sbx_errf(e, ERR_PATH, "temp folder %s: %s", shown(base),
+		    strerror(errno));
+	return 0;
+}
+
 int
 tmp_create(struct tmp **out, struct sbx_err *e)
 {
@@ -236,10 +256,9 @@ tmp_create(struct tmp **out, struct sbx_err *e)
 	int rc;
 
 	t->pfd = t->fd = -1;
-	if (realpath(TMP_BASE, real) == NULL) {
+	if (base_of(real, e) < 0) {
 		free(t);
-		return sbx_errf(e, ERR_PATH, "temp folder %s: %s", TMP_BASE,
-		    strerror(errno));
+		return -1;
 	}
 	t->base = xstrdup(real);
 	parent = xasprintf("%s/sbx-%lu", strcmp(real, "/") ? real : "",

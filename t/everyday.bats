@@ -169,7 +169,8 @@ t_host_tmp() {
 @test "landlock: a killed run's temp folder is removed by the next run" {
 	backend landlock || return
 	"$SBX" --backend landlock -C "$ws" --passthrough -- sh -c \
-	    'echo "$TMPDIR" >k.dir; touch "$TMPDIR/x"; exec sleep 60' \
+	    'touch "$TMPDIR/x" && echo "$TMPDIR" >k.tmp && mv k.tmp k.dir &&
+	    exec sleep 60' \
 	    >/dev/null 2>&1 3>&- &
 	pid=$!
 	wait_for test -s "$ws/k.dir"
