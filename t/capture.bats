@@ -342,7 +342,7 @@ assert len(keys) == len(set(keys)), keys
 	"$SBX" --sandbox host --result res -- cat data 3>&-
 	output=$(cat res)
 	[ "$(kv exit_code)" = 0 ]
-	! kv_has error
+	! kv_has error || return 1
 	kv_utf8_lines
 }
 

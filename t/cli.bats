@@ -420,7 +420,7 @@ bad_input() {
 @test "environment: SECRET does not pass, -e SECRET does" {
 	run --separate-stderr env SECRET=s3cr3t "$SBX" --sandbox host -- env
 	[ "$status" -eq 0 ]
-	! kvdec stdout | grep -q '^SECRET='
+	! kvdec stdout | grep -q '^SECRET=' || return 1
 	run --separate-stderr env SECRET=s3cr3t "$SBX" --sandbox host -e SECRET -- env
 	[ "$status" -eq 0 ]
 	kvdec stdout | grep -qx 'SECRET=s3cr3t'
@@ -435,7 +435,7 @@ bad_input() {
 	grep -qx 'C=x=y z' <<<"$env_out"
 	grep -qx 'EMPTY=' <<<"$env_out"
 	grep -qx 'D=2' <<<"$env_out"
-	! grep -q '^D=1' <<<"$env_out"
+	! grep -q '^D=1' <<<"$env_out" || return 1
 	! grep -q '^NOPE_UNSET' <<<"$env_out"
 }
 

@@ -28,7 +28,7 @@ wait_lines() {
 		[ "$status" -eq "$c" ] || { echo "exit $c gave $status" >&2; return 1; }
 		[ "$(kv exit_code)" = "$c" ]
 		[ -z "$(kv signal)" ]
-		! kv_has error
+		! kv_has error || return 1
 		[ -z "$stderr" ]
 	done
 }
@@ -106,15 +106,15 @@ wait_lines() {
 @test "127 from a command that ran: exit_code=127, no error key" {
 	run -127 --separate-stderr "$SBX" --sandbox host -- sh -c 'exit 127'
 	[ "$(kv exit_code)" = 127 ]
-	! kv_has error
-	! kv_has error_message
+	! kv_has error || return 1
+	! kv_has error_message || return 1
 	[ -z "$stderr" ]
 }
 
 @test "127 from a shell that cannot find its command: exit_code=127, no error key" {
 	run -127 --separate-stderr "$SBX" --sandbox host -c 'no-such-command-sbx-test'
 	[ "$(kv exit_code)" = 127 ]
-	! kv_has error
+	! kv_has error || return 1
 	[[ "$(kv stderr)" == *no-such-command-sbx-test* ]]
 }
 

@@ -87,7 +87,7 @@ on() {
 		[ "$(kv cpu_user_ms)" -ge 200 ]
 		[ "$(kv max_rss_kb)" -ge $((100 * 1024)) ]
 		[ "$(kv max_rss_kb)" -lt $((200 * 1024)) ]
-		! kv_has limit
+		! kv_has limit || return 1
 	done
 }
 
@@ -121,7 +121,7 @@ assert "limit" not in r, r
 
 @test "limits: no usage keys when the command never ran" {
 	run -127 --separate-stderr "$SBX" --sandbox host -C "$ws" -- no-such-command-here
-	! kv_has cpu_user_ms
+	! kv_has cpu_user_ms || return 1
 	! kv_has max_rss_kb
 }
 
@@ -138,12 +138,12 @@ assert "limit" not in r, r
 		else
 			# RLIMIT_DATA: the allocation fails, the command says so
 			[[ "$(kv stderr)" == *MemoryError* ]]
-			! kv_has mem_peak_kb
+			! kv_has mem_peak_kb || return 1
 		fi
 		# the same command fits under a larger limit
 		on "$ex" --mem 512M -- "$py" -c "$USE" 100 0
 		[ "$status" -eq 0 ]
-		! kv_has limit
+		! kv_has limit || return 1
 	done
 	pid_alive "$canary"
 }
@@ -171,7 +171,7 @@ assert "limit" not in r, r
 		fi
 		on "$ex" --procs 30 -- "$py" -c "$FORKS" 20
 		[ "$(kv stdout)" = 'started 20\n' ]
-		! kv_has limit
+		! kv_has limit || return 1
 	done
 }
 
@@ -196,7 +196,7 @@ assert "limit" not in r, r
 			[ "$(kv limit)" = procs ]
 		fi
 		sleep 0.5
-		! pgrep -f "$mark"
+		! pgrep -f "$mark" || return 1
 	done
 }
 
@@ -221,7 +221,7 @@ assert "limit" not in r, r
 		# the kernel may charge a page or a few past the limit (GFP_NOFAIL)
 		[ "$(kv mem_peak_kb)" -le $((49 * 1024)) ]
 		sleep 0.5
-		! pgrep -f "$mark"
+		! pgrep -f "$mark" || return 1
 	done
 }
 

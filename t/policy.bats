@@ -85,7 +85,7 @@ before() {
 
 @test "bwrap: --no-protect drops the protected list and the pins" {
 	dry bwrap --no-protect -- true
-	! grep -qxF "$ws/.git/hooks" <<<"$words"
+	! grep -qxF "$ws/.git/hooks" <<<"$words" || return 1
 	! grep -qxF "$ws/.git" <<<"$words"
 }
 
@@ -140,9 +140,9 @@ before() {
 	# Reads everywhere; the workspace's entries writable around .git.
 	grep -qx '# landlock allow / read_dir' <<<"$output"
 	grep -qE "^# landlock allow $ws/src write_file,remove_dir,remove_file,make_char,make_dir,make_reg" <<<"$output"
-	! grep -qE "^# landlock allow $ws .*write_file" <<<"$output"
-	! grep -qE "^# landlock allow $ws/.git/hooks .*write_file" <<<"$output"
-	! grep -qE "^# landlock allow $ws/.git/config .*write_file" <<<"$output"
+	! grep -qE "^# landlock allow $ws .*write_file" <<<"$output" || return 1
+	! grep -qE "^# landlock allow $ws/.git/hooks .*write_file" <<<"$output" || return 1
+	! grep -qE "^# landlock allow $ws/.git/config .*write_file" <<<"$output" || return 1
 	grep -qE "^# seccomp flavour=landlock inet=supervisor unix=no metadata=supervisor" <<<"$output"
 	# The launch is the command itself, with its environment.
 	[ "$(printf '%s\n' "$output" | tail -n 1)" = "env -i PATH=/usr/bin:/bin HOME=$home LANG=C.UTF-8 true" ]
@@ -152,8 +152,8 @@ before() {
 	mkdir secret
 	touch secret/key
 	dry landlock --deny-read secret -- true
-	! grep -qE "^# landlock allow $ws/secret " <<<"$output"
-	! grep -qE "^# landlock allow $ws/secret/" <<<"$output"
+	! grep -qE "^# landlock allow $ws/secret " <<<"$output" || return 1
+	! grep -qE "^# landlock allow $ws/secret/" <<<"$output" || return 1
 	grep -qE "^# landlock allow $ws/src .*write_file" <<<"$output"
 }
 
@@ -189,13 +189,13 @@ before() {
 	dry bwrap -e TMPDIR=/x -- true
 	grep -qx TMPDIR=/x <<<"$words"
 	dry bwrap --host-tmp -- true
-	! grep -qx /tmp <<<"$words"
+	! grep -qx /tmp <<<"$words" || return 1
 	! grep -q '^TMPDIR=' <<<"$words"
 }
 
 @test "landlock: a dry run makes no temp folder; its plan shows none" {
 	dry landlock -- true
-	! grep -q 'sbx-[0-9]*/run-' <<<"$output"
+	! grep -q 'sbx-[0-9]*/run-' <<<"$output" || return 1
 	! grep -q '^TMPDIR=' <<<"$words"
 	# The grant of a real run: t/everyday.bats.
 }
@@ -206,7 +206,7 @@ before() {
 	in_order --ro-bind /dev/null "$ws/sub/a"
 	in_order --ro-bind /dev/null "$ws/.env"
 	# Outside the writable folders nothing can make it: no mount.
-	! grep -qx "$home/.aws" <<<"$words"
+	! grep -qx "$home/.aws" <<<"$words" || return 1
 	[ ! -e "$ws/sub/a" ] && [ ! -e "$ws/.env" ]
 }
 
@@ -214,7 +214,7 @@ before() {
 	mkdir sub
 	touch sub/keep
 	dry landlock --deny-read sub/missing -- true
-	! grep -qE "^# landlock allow $ws/sub .*write_file" <<<"$output"
+	! grep -qE "^# landlock allow $ws/sub .*write_file" <<<"$output" || return 1
 	grep -qE "^# landlock allow $ws/sub/keep .*write_file" <<<"$output"
 }
 
