@@ -4,8 +4,10 @@
 #   throughput  SIZE_MIB (default 1024) downloaded by curl from a loopback
 #               origin (Python, sendfile) straight, through a plain socat
 #               relay, and through sbx's proxy: plain HTTP and CONNECT, with
-#               --sandbox host and (where it works) inside bwrap through
-#               the bridge; ratios against straight.
+#               --sandbox host and (where they work) inside bwrap through
+#               the bridge and under Landlock, whose supervisor sends the
+#               connect to 127.0.0.1:3128 to the proxy's own port;
+#               ratios against straight.
 #   setup       CONNECTS (default 1000) sequential CONNECTs, each a new
 #               connection, lookup and tunnel, against plain connects to
 #               the same echo origin: the added time per CONNECT.
@@ -113,8 +115,9 @@ socat TCP-LISTEN:"$SP",bind=127.0.0.1,reuseaddr,fork TCP:127.0.0.1:"$OP" &
 pids="$pids $!"
 sleep 0.3
 
-bwrap_ok=0
+bwrap_ok=0 landlock_ok=0
 "$SBX" --probe 2>/dev/null | grep -q '^bwrap=ok' && bwrap_ok=1
+"$SBX" --probe 2>/dev/null | grep -q '^landlock=ok' && landlock_ok=1
 
 CURL='curl -sS --noproxy "" -o /dev/null -w "%{speed_download}\n"'
 
@@ -187,12 +190,17 @@ if [ "$bwrap_ok" = 1 ]; then
 	row "sbx bwrap, plain HTTP" "--backend bwrap" "http://localhost:$OP/big"
 	row "sbx bwrap, CONNECT" "--backend bwrap" "-p http://localhost:$OP/big"
 fi
+if [ "$landlock_ok" = 1 ]; then
+	row "sbx landlock, plain HTTP" "--backend landlock" "http://localhost:$OP/big"
+	row "sbx landlock, CONNECT" "--backend landlock" "-p http://localhost:$OP/big"
+fi
 
 echo "setup: $connects sequential connections, each with one echoed byte"
 direct=$(python3 "$dir/connects.py" direct "$EP" "$connects")
 printf '  %-28s %7s ms each\n' straight "$direct"
-for ex in "--sandbox host" "--backend bwrap"; do
+for ex in "--sandbox host" "--backend bwrap" "--backend landlock"; do
 	[ "$ex" = "--backend bwrap" ] && [ "$bwrap_ok" = 0 ] && continue
+	[ "$ex" = "--backend landlock" ] && [ "$landlock_ok" = 0 ] && continue
 	# shellcheck disable=SC2086
 	"$SBX" $ex --allow-private --allow-host "localhost:$EP" -- \
 	    python3 "$dir/connects.py" proxy "$EP" "$connects" >"$dir/out"
