@@ -100,7 +100,6 @@ struct saddfd {
 #define RESOLVE_NO_MAGICLINKS	0x02ULL
 #define AT_FD_CWD		(-100)
 
-#define MAX_DENIED	16	/* kept for the result; the rest counted */
 #define MAX_GRANTED	4096	/* folders with a Landlock write grant */
 #define MAX_LINK_DEPTH	40
 
@@ -321,14 +320,25 @@ holds_exception(const struct sup *s, const char *path)
 /* ---- denials ---- */
 
 static void
-deny_note(struct sup *s, enum op op, const char *path)
+deny_text(struct sup *s, const char *text)
 {
 	pthread_mutex_lock(&s->lock);
 	s->ndenied++;
-	if (s->denied.n < MAX_DENIED)
-		strv_pushf(&s->denied, "%s %s", op_names[op], path);
+	if (s->denied.n < DENIED_MAX)
+		strv_push(&s->denied, text);
 	pthread_mutex_unlock(&s->lock);
 }
+
+static void
+deny_note(struct sup *s, enum op op, const char *path)
+{
+	char *t = xasprintf("%s %s", op_names[op], path);
+
+	deny_text(s, t);
+	free(t);
+}
+
+static void refusal_text(const struct snotif *, char *, size_t);
 
 /* ---- reading the target ---- */
 
@@ -2280,6 +2290,7 @@ sup_main(void *arg)
 	struct sup *s = arg;
 	struct pollfd p[2];
 	struct req *q;
+	char text[STATUS_TEXT_MAX];
 
 	if (become_command(s) < 0)
 		return NULL;	/* every trapped call then fails: ENOSYS */
@@ -2305,7 +2316,10 @@ sup_main(void *arg)
 			continue;	/* ENOENT: the caller went away */
 		q->kernel = 0;
 		if ((q->c = find_call(q->n.data.nr)) == NULL) {
-			answer(s, q, 0, ENOSYS);
+			/* Not one of these calls: a refusal of the filter's. */
+			refusal_text(&q->n, text, sizeof(text));
+			deny_text(s, text);
+			answer(s, q, 0, EPERM);
 			continue;
 		}
 		handle(s, q);
@@ -2417,6 +2431,191 @@ notify_free(struct sup *s)
 	strv_free(&s->denied);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
+}
+
+/* ---- the bwrap filter's refusals, answered by the shim ---- */
+
+/*
+ * Under bwrap the seccomp filter refuses what no sandboxed job needs
+ * (mounts, namespaces, keyrings, Unix sockets unless allowed, device
+ * nodes, ...). The filter hands each refusal to the shim, the command's
+ * parent inside the sandbox, which answers EPERM at once, as the filter
+ * would, and tells sbx on the status socket what was refused: the
+ * command's own calls can make these messages, never their content
+ * beyond the path or number they passed. Only a refusal reaches the
+ * listener in this flavour, so nothing here performs a call.
+ */
+enum detail { D_NONE, D_PATH0, D_PATH1, D_FD0, D_FAMILY, D_IOCTL,
+    D_FLAGS };
+
+struct refused {
+	int		 nr;
+	const char	*name;
+	enum detail	 d;
+};
+
+static const struct refused refused_calls[] = {
+#if defined(__x86_64__)
+	{ 165, "mount", D_PATH1 }, { 166, "umount", D_PATH0 },
+	{ 155, "pivot_root", D_PATH0 }, { 161, "chroot", D_PATH0 },
+	{ 272, "unshare", D_FLAGS }, { 56, "clone", D_FLAGS },
+	{ 308, "setns", D_NONE }, { 41, "socket", D_FAMILY },
+	{ 16, "ioctl", D_IOCTL }, { 133, "mknod", D_PATH0 },
+	{ 259, "mknod", D_PATH1 }, { 90, "chmod", D_PATH0 },
+	{ 91, "chmod", D_FD0 }, { 268, "chmod", D_PATH1 },
+	{ 452, "chmod", D_PATH1 }, { 2, "open", D_PATH0 },
+	{ 257, "open", D_PATH1 }, { 85, "open", D_PATH0 },
+	{ 248, "add_key", D_NONE }, { 249, "request_key", D_NONE },
+	{ 250, "keyctl", D_NONE }, { 321, "bpf", D_NONE },
+	{ 298, "perf_event_open", D_NONE }, { 323, "userfaultfd", D_NONE },
+	{ 135, "personality", D_NONE }, { 169, "reboot", D_NONE },
+	{ 167, "swapon", D_PATH0 }, { 170, "sethostname", D_NONE },
+	{ 164, "settimeofday", D_NONE }, { 227, "clock_settime", D_NONE },
+	{ 175, "init_module", D_NONE }, { 313, "finit_module", D_NONE },
+	{ 246, "kexec_load", D_NONE }, { 303, "name_to_handle_at", D_PATH1 },
+	{ 304, "open_by_handle_at", D_NONE }, { 103, "syslog", D_NONE },
+	{ 163, "acct", D_PATH0 }, { 428, "open_tree", D_PATH1 },
+	{ 429, "move_mount", D_NONE }, { 430, "fsopen", D_NONE },
+	{ 442, "mount_setattr", D_PATH1 }
+#elif defined(__aarch64__)
+	{ 40, "mount", D_PATH1 }, { 39, "umount", D_PATH0 },
+	{ 41, "pivot_root", D_PATH0 }, { 51, "chroot", D_PATH0 },
+	{ 97, "unshare", D_FLAGS }, { 220, "clone", D_FLAGS },
+	{ 268, "setns", D_NONE }, { 198, "socket", D_FAMILY },
+	{ 29, "ioctl", D_IOCTL }, { 33, "mknod", D_PATH1 },
+	{ 52, "chmod", D_FD0 }, { 53, "chmod", D_PATH1 },
+	{ 452, "chmod", D_PATH1 }, { 56, "open", D_PATH1 },
+	{ 217, "add_key", D_NONE }, { 218, "request_key", D_NONE },
+	{ 219, "keyctl", D_NONE }, { 280, "bpf", D_NONE },
+	{ 241, "perf_event_open", D_NONE }, { 282, "userfaultfd", D_NONE },
+	{ 92, "personality", D_NONE }, { 142, "reboot", D_NONE },
+	{ 224, "swapon", D_PATH0 }, { 161, "sethostname", D_NONE },
+	{ 170, "settimeofday", D_NONE }, { 112, "clock_settime", D_NONE },
+	{ 105, "init_module", D_NONE }, { 273, "finit_module", D_NONE },
+	{ 104, "kexec_load", D_NONE }, { 264, "name_to_handle_at", D_PATH1 },
+	{ 265, "open_by_handle_at", D_NONE }, { 116, "syslog", D_NONE },
+	{ 89, "acct", D_PATH0 }, { 428, "open_tree", D_PATH1 },
+	{ 429, "move_mount", D_NONE }, { 430, "fsopen", D_NONE },
+	{ 442, "mount_setattr", D_PATH1 }
+#else
+	{ -1, "", D_NONE }	/* no filter of sbx's here */
+#endif
+};
+
+static const char *
+family_name(uint64_t f)
+{
+	switch (f) {
+	case AF_UNIX: return "unix";
+	case AF_INET: return "inet";
+	case AF_INET6: return "inet6";
+	case AF_NETLINK: return "netlink";
+	case AF_PACKET: return "packet";
+	default: return NULL;
+	}
+}
+
+/* "OP DETAIL" for one refused call, into out. */
+static void
+refusal_text(const struct snotif *n, char *out, size_t size)
+{
+	const uint64_t *a = n->data.args;
+	const struct refused *r = NULL;
+	char path[STATUS_TEXT_MAX - 32];
+	size_t i;
+
+	for (i = 0; i < sizeof refused_calls / sizeof refused_calls[0]; i++)
+		if (refused_calls[i].nr == n->data.nr)
+			r = &refused_calls[i];
+	if (r == NULL) {
+		snprintf(out, size, "syscall %d", n->data.nr);
+		return;
+	}
+	switch (r->d) {
+	case D_PATH0:
+	case D_PATH1:
+		if (read_str(n->pid, a[r->d == D_PATH0 ? 0 : 1], path,
+		    sizeof(path)) < 0)
+			snprintf(out, size, "%s", r->name);
+		else
+			snprintf(out, size, "%s %s", r->name, path);
+		break;
+	case D_FD0:
+		snprintf(out, size, "%s fd %d", r->name, (int)a[0]);
+		break;
+	case D_FAMILY:
+		if (family_name(a[0] & 0xffff) != NULL)
+			snprintf(out, size, "%s %s", r->name,
+			    family_name(a[0] & 0xffff));
+		else
+			snprintf(out, size, "%s family %d", r->name,
+			    (int)(a[0] & 0xffff));
+		break;
+	case D_IOCTL:
+		snprintf(out, size, "%s 0x%x", r->name, (unsigned)a[1]);
+		break;
+	case D_FLAGS:
+		snprintf(out, size, "%s 0x%x", r->name, (unsigned)a[0]);
+		break;
+	default:
+		snprintf(out, size, "%s", r->name);
+		break;
+	}
+}
+
+struct reporter {
+	int	 listener;
+	int	 status;
+};
+
+static void *
+report_main(void *arg)
+{
+	struct reporter *rp = arg;
+	struct snotif n;
+	struct sresp r;
+	char text[STATUS_TEXT_MAX];
+
+	for (;;) {
+		memset(&n, 0, sizeof(n));
+		if (ioctl(rp->listener, IOC_NOTIF_RECV, &n) < 0) {
+			if (errno == EINTR || errno == ENOENT)
+				continue;
+			break;
+		}
+		refusal_text(&n, text, sizeof(text));
+		/* Told before answered: sbx has it before the command ends. */
+		proc_status_text(rp->status, ST_DENIED, text);
+		memset(&r, 0, sizeof(r));
+		r.id = n.id;
+		r.error = -EPERM;
+		(void)ioctl(rp->listener, IOC_NOTIF_SEND, &r);
+	}
+	return NULL;
+}
+
+/*
+ * In the shim, once its filter is loaded: answer the filter's refusals on
+ * a thread of its own, for as long as the shim lives. 0, or -1 and errno.
+ */
+int
+notify_refusals(int listener, int status)
+{
+	static struct reporter rp;
+	pthread_t t;
+	sigset_t all, old;
+	int err;
+
+	rp.listener = listener;
+	rp.status = status;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&t, NULL, report_main, &rp);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err != 0)
+		return errno = err, -1;
+	pthread_detach(t);
+	return 0;
 }
 
 #endif	/* __linux__ */

@@ -169,6 +169,25 @@ proc_status(int fd, int kind, int step, int arg, int val)
 	(void)!send(fd, &m, sizeof(m), MSG_NOSIGNAL);
 }
 
+/* One status message followed by a text (ST_DENIED): one packet. */
+void
+proc_status_text(int fd, int kind, const char *text)
+{
+	struct {
+		struct status_msg	m;
+		char			text[STATUS_TEXT_MAX];
+	} p;
+	size_t n = strlen(text);
+
+	if (n >= sizeof(p.text))
+		n = sizeof(p.text) - 1;
+	memset(&p.m, 0, sizeof(p.m));
+	p.m.kind = (char)kind;
+	p.m.pid = (int32_t)getpid();
+	memcpy(p.text, text, n);
+	(void)!send(fd, &p, sizeof(p.m) + n, MSG_NOSIGNAL);
+}
+
 /*
  * The child's side of ST_FD: report descriptor fd, then wait until sbx
  * has taken its copy (its answer is a ST_GO whose value is 0 or an
@@ -867,15 +886,36 @@ take_reported_fd(const struct status_msg *m)
 	return fd;
 }
 
+/* A refusal the shim saw (ST_DENIED): counted, the first few named. */
+static void
+on_denied(struct loop *lp, const char *text, size_t len)
+{
+	struct exec_result *res = lp->r->res;
+
+	res->ndenied++;
+	if (res->denied.n < DENIED_MAX && len > 0)
+		strv_pushf(&res->denied, "%.*s", (int)len, text);
+}
+
 static void
 read_status(struct loop *lp)
 {
+	struct {
+		struct status_msg	m;
+		char			text[STATUS_TEXT_MAX];
+	} p;
 	struct status_msg m;
 	ssize_t n;
 	int fd;
 
 	while (lp->status >= 0) {
-		n = recv(lp->status, &m, sizeof(m), MSG_DONTWAIT);
+		n = recv(lp->status, &p, sizeof(p), MSG_DONTWAIT);
+		if (n >= (ssize_t)sizeof(m))
+			m = p.m;
+		if (n >= (ssize_t)sizeof(m) && m.kind == ST_DENIED) {
+			on_denied(lp, p.text, (size_t)n - sizeof(m));
+			continue;
+		}
 		if (n == (ssize_t)sizeof(m) && m.kind == ST_FD) {
 			fd = lp->r->l->take_fd ? take_reported_fd(&m) : -1;
 			proc_status(lp->status, ST_GO, 0, 0, fd < 0 ? errno : 0);

@@ -268,7 +268,8 @@ struct exec_result {
 	struct capture	*err;
 	struct strv	 blocked;	/* hosts the proxy refused */
 	struct strv	 blocked_why;	/* "HOST REASON", the same order */
-	struct strv	 denied;	/* "OP PATH": the first few refusals */
+	struct strv	 denied;	/* "OP PATH": the first DENIED_MAX
+					   refusals */
 	uint64_t	 ndenied;	/* and how many in all */
 	int		 have_usage;	/* the command ran: usage known */
 	int64_t		 cpu_user_ms;	/* the whole tree's */
@@ -378,6 +379,7 @@ void	 notify_start(struct sup *, int, pid_t);
 void	 notify_stop(struct sup *);
 void	 notify_denied(struct sup *, struct strv *, uint64_t *);
 void	 notify_free(struct sup *);
+int	 notify_refusals(int, int);
 
 /* capture.c */
 struct capture	*capture_new(size_t);
@@ -448,15 +450,21 @@ enum status_kind {
 	ST_EXEC = 'E',		/* the command could not be executed: errno */
 	ST_SETUP = 'L',		/* a setup step failed: step, errno */
 	ST_WAIT = 'W',		/* the command's own wait status */
-	ST_FD = 'F'		/* a descriptor for the launch (take_fd); sbx
+	ST_FD = 'F',		/* a descriptor for the launch (take_fd); sbx
 				   answers ST_GO when it has its copy */
+	ST_DENIED = 'D'		/* the shim: the filter refused "OP DETAIL",
+				   the text after the message */
 };
+#define STATUS_TEXT_MAX	256
+#define DENIED_MAX	16	/* refusals named in a result; the rest
+				   counted */	/* an ST_DENIED text, NUL included */
 enum setup_step {
 	STEP_CHDIR, STEP_FDS, STEP_REOPEN, STEP_DEVICES, STEP_CAPS,
 	STEP_SECCOMP, STEP_LANDLOCK, STEP_BRIDGE, STEP_SHIM, STEP_KEEPER,
 	STEP_TTY, STEP_LIMITS, NSTEPS
 };
 void	 proc_status(int, int, int, int, int);
+void	 proc_status_text(int, int, const char *);
 int	 proc_give_fd(int, int);
 void	 proc_signals_default(void);
 int	 proc_wait_report(pid_t, int, int);

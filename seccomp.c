@@ -346,10 +346,27 @@ ret(struct prog *p, uint32_t action)
 	emit(p, BPF_RET_K, 0, 0, action);
 }
 
+/*
+ * A refusal, answered EPERM and reported: the shim answers the bwrap
+ * flavour's (notify_refusals()), the supervisor the Landlock flavour's
+ * (notify.c takes any call it does not handle for one). eperm_shared()
+ * is for the checks of calls that the supervisor does handle (ioctl,
+ * mknod, open, utimensat): the Landlock flavour refuses those in the
+ * filter, unreported, so that a refusal can never reach the supervisor
+ * looking like a call for it to perform.
+ */
 static uint32_t
 eperm(void)
 {
-	return RET_ERRNO | EPERM;
+	return RET_USER_NOTIF;
+}
+
+static uint32_t refusal_shared = RET_ERRNO | EPERM;
+
+static uint32_t
+eperm_shared(void)
+{
+	return refusal_shared;
 }
 
 /* Point the long jump at instruction `at` to the next one emitted. */
@@ -391,9 +408,9 @@ ioctl_check(struct prog *p)
 {
 	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(1));
 	emit(p, BPF_JEQ_K, 0, 1, IOC_TIOCSTI);
-	ret(p, eperm());
+	ret(p, eperm_shared());
 	emit(p, BPF_JEQ_K, 0, 1, IOC_TIOCLINUX);
-	ret(p, eperm());
+	ret(p, eperm_shared());
 	/* Without Landlock's signal scope: who gets SIGIO is judged. */
 	if (p->owner != RET_ALLOW) {
 		emit(p, BPF_JEQ_K, 0, 1, IOC_FIOSETOWN);
@@ -448,9 +465,9 @@ mknod_check(struct prog *p, int modearg)
 	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(modearg));
 	emit(p, BPF_ALU_AND_K, 0, 0, MODE_FMT);
 	emit(p, BPF_JEQ_K, 0, 1, MODE_CHR);
-	ret(p, eperm());
+	ret(p, eperm_shared());
 	emit(p, BPF_JEQ_K, 0, 1, MODE_BLK);
-	ret(p, eperm());
+	ret(p, eperm_shared());
 	ret(p, p->entry);
 }
 
@@ -501,7 +518,7 @@ utimensat_check(struct prog *p)
 	emit(p, BPF_JEQ_K, 0, 2, 0);
 	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(1) + 4);
 	emit(p, BPF_JEQ_K, 1, 0, 0);
-	ret(p, eperm());
+	ret(p, eperm_shared());
 	ret(p, RET_ALLOW);
 }
 
@@ -645,6 +662,7 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 	int ent = flavour & SECCOMP_NOTIFY_ENTRIES;
 	enum act a;
 
+	refusal_shared = landlock ? RET_ERRNO | EPERM : RET_USER_NOTIF;
 	for (i = 0; i < sizeof deny_all / sizeof deny_all[0]; i++)
 		add(r, &n, deny_all[i], A_EPERM);
 	if (landlock) {
@@ -738,7 +756,7 @@ seccomp_describe(const struct sbx_opts *o, int flavour)
 {
 	int ll = flavour & SECCOMP_FOR_LANDLOCK;
 
-	return xasprintf("seccomp flavour=%s inet=%s unix=%s%s%s%s chown=noop",
+	return xasprintf("seccomp flavour=%s inet=%s unix=%s%s%s%s%s chown=noop",
 	    ll ? "landlock" : "bwrap",
 	    !ll || o->net == NET_ALL ? "yes" :
 	    flavour & SECCOMP_NOTIFY_NET ? "supervisor" : "no",
@@ -747,7 +765,8 @@ seccomp_describe(const struct sbx_opts *o, int flavour)
 	    " metadata=supervisor" : " metadata=refused",
 	    !ll ? "" : flavour & SECCOMP_NOTIFY_ENTRIES ?
 	    " entries=supervisor" : " entries=landlock",
-	    ll ? " other_processes=refused" : "");
+	    ll ? " other_processes=refused" : "",
+	    ll ? "" : " refusals=reported");
 }
 
 int

@@ -82,6 +82,9 @@ devices_readonly(void)
 	return 0;
 }
 
+/* The filter's listener: its refusals, for notify_refusals(). */
+static int listener = -1;
+
 static int
 load_seccomp(void)
 {
@@ -99,6 +102,17 @@ load_seccomp(void)
 		errno = EINVAL;
 		return -1;
 	}
+	/*
+	 * With a listener, for the refusals to be reported. A kernel without
+	 * user notification (before 5.0) refuses the listener: the filter
+	 * then goes in without one, and its refusals fail with ENOSYS.
+	 */
+	if ((listener = seccomp_install(buf, n, 1)) >= 0) {
+		set_cloexec(listener);
+		return 0;
+	}
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
 	return seccomp_install(buf, n, 0);
 }
 #endif
@@ -432,6 +446,14 @@ shim_main(int argc, char **argv)
 	}
 	if (pid == 0)
 		run_command(argv + i + 1, command_env(so.wrapped), so.tty);
+#ifdef __linux__
+	/* After the fork: the child execs from a process of one thread. */
+	if (listener >= 0 && notify_refusals(listener, FD_STATUS) < 0) {
+		kill(pid, SIGKILL);
+		send_status(ST_SETUP, STEP_SECCOMP, 0, errno);
+		return EXIT_SBX;
+	}
+#endif
 	if (so.tty) {
 		/* Both sides, as a shell does: whichever runs first. */
 		setpgid(pid, pid);

@@ -265,6 +265,49 @@ EOF
 	done
 }
 
+@test "seccomp: the filter's refusals are counted and named in denied; other failures are not" {
+	local b
+	for b in "${backends[@]}"; do
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" -- sh -c '
+		    for t in unix mount keyctl unshare_net; do
+			python3 -c "$1" $t
+		    done' sh "$ATTACK" 3>&-
+		echo "$b: $output"
+		[ "$status" -eq 0 ]
+		[ "$(kvdec stdout)" = "$(printf 'EPERM\nEPERM\nEPERM\nEPERM')" ]
+		[ "$(kv denied_count)" = 4 ]
+		[ "$(kv denied)" = "socket unix; mount; keyctl; unshare 0x40000000" ]
+		# Positive control: what the command fails at on its own, and what
+		# the policy grants, is no refusal.
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" \
+		    --allow-unix-sockets -- sh -c '
+		    cat /nonexistent 2>/dev/null; python3 -c "$1" unix;
+		    python3 -c "$1" socketpair; python3 -c "$1" personality_query
+		    ' sh "$ATTACK" 3>&-
+		echo "$b: $output"
+		[ "$status" -eq 0 ]
+		[ "$(kvdec stdout)" = "$(printf 'ok\nok\nok')" ]
+		! kv_has denied_count || return 1
+		! kv_has denied || return 1
+	done
+}
+
+@test "bwrap: the filter's refusals are reported as nobody sees them, through the shim" {
+	[[ " ${backends[*]} " == *" bwrap "* ]] || sbx_skip "bwrap does not work here"
+	# A device node and a namespace: the shim names each, with its path.
+	run --separate-stderr "$SBX" --backend bwrap -C "$ws" -- sh -c '
+	    python3 -c "$1" mknod_block; unshare -m true 2>/dev/null; exit 0
+	    ' sh "$ATTACK" 3>&-
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(kv denied_count)" = 2 ]
+	[ "$(kv denied)" = "mknod; unshare 0x20000" ]
+	# The command cannot reach the shim's listener to answer for itself.
+	run --separate-stderr "$SBX" --backend bwrap -C "$ws" -- sh -c \
+	    'ls -l /proc/self/fd/ /proc/1/fd/ 2>&1 | grep -c seccomp; true' 3>&-
+	[ "$(kvdec stdout)" = 0 ]
+}
+
 @test "seccomp: a 32-bit system call kills the process" {
 	[ "$(uname -m)" = x86_64 ] || skip "x86_64 only"
 	require_cmd gcc
