@@ -679,3 +679,24 @@ assert r["error"] == "not_found", r
 	[ "$status" -eq 125 ]
 	[[ "$stderr" == *"sbx failed: --root $BATS_TEST_TMPDIR/nope: No such file"* ]]
 }
+
+@test "selection: with no backend able to serve --allow-host, each reason is real and its fix applies here" {
+	[ "$(uname -s)" = Linux ] || skip "Linux backends only"
+	# No bwrap on PATH, Landlock capped below its floor (as on Linux 6.5).
+	run --separate-stderr env PATH=/nonexistent SBX_LANDLOCK_ABI_MAX=3 \
+	    "$SBX" --allow-host registry.example.org -- /bin/true
+	echo "$stderr"
+	[ "$status" -eq 125 ]
+	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
+	[[ "$stderr" == "sbx: no OS sandbox works here: bwrap: not found on PATH"*"install bubblewrap"*"; landlock: abi 3 has no TCP rules (needs abi 4, linux 6.7)" ]]
+	# No empty reason, no fix that names the other backend.
+	[[ "$stderr" != *": ;"* ]] || return 1
+	[[ "$stderr" != *"needs the bwrap backend"* ]] || return 1
+	# Positive control: Landlock at its floor serves the same request.
+	if "$SBX" --probe 2>/dev/null | grep -q '^landlock=ok'; then
+		run --separate-stderr env PATH=/nonexistent SBX_LANDLOCK_ABI_MAX=4 \
+		    "$SBX" --allow-host registry.example.org -- /bin/true
+		[ "$status" -eq 0 ]
+		[ "$(kv executor)" = landlock ]
+	fi
+}
