@@ -201,8 +201,8 @@ printf '  %-28s %7s ms each\n' straight "$direct"
 for ex in "--sandbox host" "--backend bwrap" "--backend landlock"; do
 	[ "$ex" = "--backend bwrap" ] && [ "$bwrap_ok" = 0 ] && continue
 	[ "$ex" = "--backend landlock" ] && [ "$landlock_ok" = 0 ] && continue
-	# shellcheck disable=SC2086
-	"$SBX" $ex --allow-private --allow-host "localhost:$EP" -- \
+	# shellcheck disable=SC2086 # --host-tmp: the script is in the host's /tmp
+	"$SBX" $ex --host-tmp --allow-private --allow-host "localhost:$EP" -- \
 	    python3 "$dir/connects.py" proxy "$EP" "$connects" >"$dir/out"
 	per=$(sed -n 's/^stdout=\([0-9.]*\).*/\1/p' "$dir/out")
 	printf '  %-28s %7s ms each, %s ms added\n' "sbx $ex, CONNECT" "$per" \
