@@ -330,6 +330,7 @@ static void
 bwrap_args(const struct plan *pl, struct bwrap_priv *bp, struct strv *v)
 {
 	const struct sbx_opts *o = pl->o;
+	char fd[16];
 	size_t i;
 
 	for (i = 0; base_opts[i]; i++)
@@ -354,6 +355,11 @@ bwrap_args(const struct plan *pl, struct bwrap_priv *bp, struct strv *v)
 	}
 	if (o->net != NET_ALL)
 		strv_push(v, "--unshare-net");
+	/* netns.c's helper: an address on lo, ports 53, 80 and 443. */
+	if (pl->bridge_fd >= 0) {
+		push2(v, "--cap-add", "CAP_NET_ADMIN");
+		push2(v, "--cap-add", "CAP_NET_BIND_SERVICE");
+	}
 	add_policy(v, bp, pl->pol);
 	/* After the rules: even a rule on / or /dev cannot replace these. */
 	push2(v, "--dev", "/dev");
@@ -365,6 +371,13 @@ bwrap_args(const struct plan *pl, struct bwrap_priv *bp, struct strv *v)
 	 * user namespace, so the whole new /proc is made read-only.
 	 */
 	push2(v, "--remount-ro", "/proc");
+	/* After the rules too: sbx's resolver, the allowed names its own. */
+	if (pl->bridge_fd >= 0) {
+		snprintf(fd, sizeof fd, "%d", FD_RESOLV);
+		push3(v, "--ro-bind-data", fd, "/etc/resolv.conf");
+		snprintf(fd, sizeof fd, "%d", FD_HOSTS);
+		push3(v, "--ro-bind-data", fd, "/etc/hosts");
+	}
 	push2(v, "--chdir", o->root);
 	add_env(v, pl->env);
 }
@@ -382,8 +395,21 @@ shim_args(const struct plan *pl, const struct bwrap_priv *bp,
 	if (geteuid() == 0)
 		strv_push(v, "--ro-dev");
 	strv_push(v, "--seccomp");
-	if (pl->bridge_fd >= 0)
+	if (pl->bridge_fd >= 0) {
 		strv_push(v, "--bridge");
+		strv_push(v, "--capture");
+		for (i = 0; i < pl->o->nhosts; i++) {
+			const struct host_pattern *hp = &pl->o->hosts[i];
+
+			strv_push(v, "--allow");
+			if (hp->port > 0)
+				strv_pushf(v, "%s%s:%d", hp->wildcard ? "*." :
+				    "", hp->name, hp->port);
+			else
+				strv_pushf(v, "%s%s", hp->wildcard ? "*." : "",
+				    hp->name);
+		}
+	}
 	strv_push(v, "--wrapped-env");
 	if (pl->tty_fds)
 		strv_push(v, "--tty");
@@ -516,11 +542,25 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	argbytes = join0(&args, &alen);
 	add_fd(l, FD_ARGS, -1, argbytes, alen);
 	add_fd(l, FD_SECCOMP, -1, bpf, bpflen);
-	if (pl->bridge_fd >= 0)
+	if (pl->bridge_fd >= 0) {
 		add_fd(l, FD_BRIDGE, pl->bridge_fd, NULL, 0);
+		d = netns_resolv();
+		add_fd(l, FD_RESOLV, -1, (unsigned char *)d, strlen(d));
+		d = netns_hosts(pl->o);
+		add_fd(l, FD_HOSTS, -1, (unsigned char *)d, strlen(d));
+		strv_pushf(&l->dry, "# resolver: %s:53 inside (UDP, TCP), "
+		    "named by /etc/resolv.conf; /etc/hosts less the allowed "
+		    "names", NETNS_DNS);
+		strv_pushf(&l->dry, "# capture: allowed names resolve to "
+		    "addresses of %s (lo, this run only); a connection to one "
+		    "on an allowed port goes to the proxy as CONNECT NAME:PORT; "
+		    "other names NXDOMAIN, other addresses unreachable",
+		    NETNS_RANGE);
+	}
 	l->status_fd = FD_STATUS;
 	l->flags = L_SHIM | L_PIDNS | L_SPARE_LEADER | L_OWN_NPROC;
-	l->helpers = 2 + (pl->bridge_fd >= 0);	/* bwrap, the shim, the bridge */
+	/* bwrap, the shim, the bridge, the capture */
+	l->helpers = 2 + 2 * (pl->bridge_fd >= 0);
 	strv_free(&args);
 	free(bwrap);
 	return 0;

@@ -84,7 +84,7 @@ struct status_msg {
 static const char *const step_names[NSTEPS] = {
 	"chdir", "descriptors", "reopen", "device remount",
 	"capability drop", "seccomp", "landlock", "proxy bridge", "shim",
-	"keeper", "terminal", "resource limits"
+	"keeper", "terminal", "resource limits", "capture (resolver)"
 };
 
 static void

@@ -100,6 +100,8 @@ struct conn {
 	int		 sfd;		/* the origin, -1 before connect */
 	int		 dead;
 	int		 tunnel;	/* CONNECT, else plain HTTP */
+	int		 raw;		/* captured inside the sandbox (netns.c):
+					   a tunnel with no request, no reply */
 	int64_t		 born;
 	int64_t		 deadline;
 	char		*head;		/* the request head while it arrives */
@@ -410,6 +412,40 @@ static int
 pattern_port(const struct host_pattern *hp, int port)
 {
 	return hp->port == 0 ? port == 80 || port == 443 : hp->port == port;
+}
+
+/*
+ * For netns.c's resolver: the ports NAME may reach by the patterns (into
+ * ports, at most max), or -1 when none names it (or it is no host name).
+ * An IP literal is never a name here.
+ */
+int
+proxy_name_ports(const struct host_pattern *hp, size_t n, const char *name,
+    int *ports, int max)
+{
+	char norm[256];
+	int k = 0, j, cand[2], nc, c;
+	size_t i;
+
+	if (strlen(name) > 253 || ip_literal(name) || normalise(name, norm) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (!pattern_match(&hp[i], norm))
+			continue;
+		nc = 0;
+		if (hp[i].port == 0) {
+			cand[nc++] = 80;
+			cand[nc++] = 443;
+		} else
+			cand[nc++] = hp[i].port;
+		for (c = 0; c < nc; c++) {
+			for (j = 0; j < k && ports[j] != cand[c]; j++)
+				;
+			if (j == k && k < max)
+				ports[k++] = cand[c];
+		}
+	}
+	return k > 0 ? k : -1;
 }
 
 /*
@@ -1100,6 +1136,14 @@ conn_fail(struct conn *c, int64_t now, int st, const char *fmt, ...)
 	body[n] = '\0';
 	close_fd(&c->sfd);
 	lookup_drop(c);
+	if (c->raw) {
+		/* No HTTP to answer in: a reset, at once. */
+		struct linger lg = { 1, 0 };
+
+		(void)setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+		conn_close(c);
+		return;
+	}
 	free(c->reply);
 	c->reply = xasprintf("HTTP/1.1 %d %s\r\nContent-Type: text/plain; "
 	    "charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n"
@@ -1140,7 +1184,7 @@ refuse(struct proxy *p, struct conn *c, int64_t now, int st, const char *host,
 	conn_fail(c, now, st, "%.255s: %s", host, why);
 }
 
-static void
+static struct conn *
 conn_add(struct proxy *p, int fd, int64_t now)
 {
 	static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
@@ -1157,7 +1201,7 @@ conn_add(struct proxy *p, int fd, int64_t now)
 		if (old == NULL) {
 			(void)send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL);
 			close(fd);
-			return;
+			return NULL;
 		}
 		conn_close(old);
 		sweep(p);
@@ -1172,6 +1216,7 @@ conn_add(struct proxy *p, int fd, int64_t now)
 	c->deadline = now + HEAD_TIMEOUT;
 	c->head = xmalloc(HEAD_MAX);
 	p->conns[p->nconns++] = c;
+	return c;
 }
 
 /* ---- lookups ---------------------------------------------------------- */
@@ -1468,7 +1513,7 @@ relay_start(struct proxy *p, struct conn *c, int64_t now)
 	c->st = C_RELAY;
 	c->deadline = now + IDLE_TIMEOUT;
 	/* The client's socket is new: the reply goes out whole at once. */
-	if (c->tunnel && (k = send(c->cfd, ok, sizeof ok - 1,
+	if (c->tunnel && !c->raw && (k = send(c->cfd, ok, sizeof ok - 1,
 	    MSG_NOSIGNAL)) < 0)
 		k = 0;
 	/* Uploads splice in tunnels only: plain HTTP counts its body. */
@@ -1476,11 +1521,11 @@ relay_start(struct proxy *p, struct conn *c, int64_t now)
 		free(c->up.b);
 		c->up.b = NULL;
 	}
-	if ((size_t)k == (c->tunnel ? sizeof ok - 1 : 0) &&
+	if ((size_t)k == (c->tunnel && !c->raw ? sizeof ok - 1 : 0) &&
 	    pipe_open(p, &c->pdown) == 0)
 		return;
 	c->down.b = xmalloc(RING_SIZE);
-	if (c->tunnel)
+	if (c->tunnel && !c->raw)
 		ring_put(&c->down, ok + k, sizeof ok - 1 - (size_t)k);
 }
 
@@ -1793,18 +1838,18 @@ accept_burst(struct proxy *p, int64_t now)
 				continue;
 			return;
 		}
-		conn_add(p, fd, now);
+		(void)conn_add(p, fd, now);
 	}
 }
 
-/* The bridge's message: one byte, and a descriptor in ctl. */
+/* The bridge's message: a few bytes, and a descriptor in ctl. */
 static void
-bridge_msg(struct msghdr *m, struct iovec *iov, char *byte, void *ctl,
-    size_t ctllen)
+bridge_msg(struct msghdr *m, struct iovec *iov, char *buf, size_t len,
+    void *ctl, size_t ctllen)
 {
 	memset(m, 0, sizeof *m);
-	iov->iov_base = byte;
-	iov->iov_len = 1;
+	iov->iov_base = buf;
+	iov->iov_len = len;
 	m->msg_iov = iov;
 	m->msg_iovlen = 1;
 	m->msg_control = ctl;
@@ -1812,14 +1857,60 @@ bridge_msg(struct msghdr *m, struct iovec *iov, char *byte, void *ctl,
 }
 
 #ifdef __linux__
+/*
+ * A connection netns.c captured inside the sandbox, for "HOST:PORT" (its
+ * synthetic address mapped back): judged and relayed as a CONNECT to it
+ * would be, with no request read and no reply written.
+ */
 static void
-take_fds(struct proxy *p, struct msghdr *m, int64_t now)
+captured(struct proxy *p, int fd, const char *target, int64_t now)
+{
+	const char *reason, *colon = strrchr(target, ':');
+	char host[256], why[300];
+	struct conn *c;
+	int st, named, port;
+
+	if ((c = conn_add(p, fd, now)) == NULL)
+		return;
+	c->raw = 1;
+	c->tunnel = 1;
+	port = colon != NULL ? atoi(colon + 1) : 0;
+	snprintf(host, sizeof host, "%.*s", colon != NULL ?
+	    (int)(colon - target) : 0, target);
+	if ((st = proxy_decide(p, host, port, c->host, why, sizeof why,
+	    &reason, &named)) != 0) {
+		refuse(p, c, now, st, c->host[0] ? c->host : host, port, why,
+		    reason, named);
+		return;
+	}
+	c->port = port;
+	c->up.b = xmalloc(RING_SIZE);
+	c->up_left = -1;
+	free(c->head);
+	c->head = NULL;
+	c->st = C_LOOKUP;
+	c->deadline = now + LOOKUP_TIMEOUT;
+}
+
+/*
+ * One message of the bridge: "c" and a client of the proxy's port, "t
+ * HOST:PORT" and a captured connection, or "b NAME" alone: a name the
+ * sandbox's resolver refused (NXDOMAIN), for blocked_hosts.
+ */
+static void
+take_fds(struct proxy *p, struct msghdr *m, const char *msg, size_t len,
+    int64_t now)
 {
 	struct cmsghdr *cm;
 	struct stat sb;
+	char text[300];
 	size_t i, n;
 	int fd;
 
+	snprintf(text, sizeof text, "%.*s", len > 2 ? (int)(len - 2) : 0,
+	    msg + 2);
+	if (len > 2 && msg[0] == 'b' && msg[1] == ' ')
+		(void)record_blocked(p, text, 0, "not_listed");
 	for (cm = CMSG_FIRSTHDR(m); cm != NULL; cm = CMSG_NXTHDR(m, cm)) {
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -1828,11 +1919,15 @@ take_fds(struct proxy *p, struct msghdr *m, int64_t now)
 			memcpy(&fd, CMSG_DATA(cm) + i * sizeof fd, sizeof fd);
 			/* The sandbox sends these: only sockets are served. */
 			if (fstat(fd, &sb) == -1 || !S_ISSOCK(sb.st_mode) ||
-			    set_nonblock(fd) == -1) {
+			    set_nonblock(fd) == -1 || (len > 0 && msg[0] ==
+			    'b')) {
 				close(fd);
 				continue;
 			}
-			conn_add(p, fd, now);
+			if (len > 2 && msg[0] == 't' && msg[1] == ' ')
+				captured(p, fd, text, now);
+			else
+				(void)conn_add(p, fd, now);
 		}
 	}
 }
@@ -1846,12 +1941,12 @@ bridge_recv(struct proxy *p, int64_t now)
 	} u;
 	struct msghdr m;
 	struct iovec iov;
-	char byte;
+	char msg[300];
 	ssize_t k;
 	int i;
 
 	for (i = 0; i < BURST; i++) {
-		bridge_msg(&m, &iov, &byte, u.b, sizeof u.b);
+		bridge_msg(&m, &iov, msg, sizeof msg, u.b, sizeof u.b);
 		k = recvmsg(p->bfd, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
 		    errno == EINTR))
@@ -1860,7 +1955,7 @@ bridge_recv(struct proxy *p, int64_t now)
 			close_fd(&p->bfd);	/* the sandbox is gone */
 			return;
 		}
-		take_fds(p, &m, now);
+		take_fds(p, &m, msg, (size_t)k, now);
 	}
 }
 #else
@@ -2127,8 +2222,11 @@ proxy_handle(void *ctx, const struct pollfd *fds, size_t n)
 	sweep(p);
 	if (listen_ready)
 		accept_burst(p, now);
-	if (bridge_ready)
+	if (bridge_ready) {
 		bridge_recv(p, now);
+		/* Captured connections arrive ready for their lookup. */
+		lookups_start(p, now);
+	}
 }
 
 int64_t
@@ -2221,7 +2319,7 @@ proxy_bridge_run(int lfd, int fd)
 			return -1;
 		}
 		memset(&u, 0, sizeof u);
-		bridge_msg(&m, &iov, &byte, u.b, sizeof u.b);
+		bridge_msg(&m, &iov, &byte, 1, u.b, sizeof u.b);
 		cm = CMSG_FIRSTHDR(&m);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;

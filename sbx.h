@@ -152,6 +152,8 @@ extern const char *const sbx_devices[];
 #define FD_SECCOMP	4
 #define FD_STATUS	5
 #define FD_BRIDGE	6
+#define FD_RESOLV	7	/* bwrap --ro-bind-data: /etc/resolv.conf */
+#define FD_HOSTS	8	/* and /etc/hosts (netns.c) */
 #define BRIDGE_PORT	3128	/* 127.0.0.1 inside the sandbox's netns */
 #define SHIM_ARG	"--sbx-internal-shim"
 #define SHIM_ENV	"SBX_ENV_"	/* SBX_ENV_<n>=NAME=VALUE: for the shim */
@@ -178,7 +180,7 @@ struct launch_fd {
 	size_t		 len;
 };
 
-#define LAUNCH_MAXFD	4
+#define LAUNCH_MAXFD	6
 
 /*
  * What to run, the same shape for every backend: built by a backend as a
@@ -408,6 +410,16 @@ size_t	 proxy_pollfds(void *, struct pollfd *, size_t);
 void	 proxy_handle(void *, const struct pollfd *, size_t);
 int64_t	 proxy_deadline(const void *);
 int	 proxy_bridge_run(int, int);	/* (listening fd, FD_BRIDGE); in the sandbox */
+int	 proxy_name_ports(const struct host_pattern *, size_t, const char *,
+	    int *, int);
+
+/* netns.c: names and connections captured in bwrap's netns (--allow-host) */
+#define NETNS_ADDR	"198.18.0.1"	/* on lo, /15: the synthetic range */
+#define NETNS_RANGE	"198.18.0.0/15"
+#define NETNS_DNS	"127.0.0.53"	/* sbx's resolver inside, port 53 */
+char	*netns_resolv(void);
+char	*netns_hosts(const struct sbx_opts *);
+int	 netns_start(char *const *, size_t, int);
 
 /*
  * proc.c: spawn, the one poll loop, reaping, kill escalation. Other
@@ -461,7 +473,7 @@ enum status_kind {
 enum setup_step {
 	STEP_CHDIR, STEP_FDS, STEP_REOPEN, STEP_DEVICES, STEP_CAPS,
 	STEP_SECCOMP, STEP_LANDLOCK, STEP_BRIDGE, STEP_SHIM, STEP_KEEPER,
-	STEP_TTY, STEP_LIMITS, NSTEPS
+	STEP_TTY, STEP_LIMITS, STEP_CAPTURE, NSTEPS
 };
 void	 proc_status(int, int, int, int, int);
 void	 proc_status_text(int, int, const char *);

@@ -3,7 +3,8 @@
  * Seatbelt sandboxes as the command's parent:
  *
  *	sbx --sbx-internal-shim [--ro-dev] [--seccomp] [--bridge]
- *	    [--wrapped-env] [--tty] [--procs N] [--reopen FD PATH]... -- CMD...
+ *	    [--capture [--allow PATTERN]...] [--wrapped-env] [--tty]
+ *	    [--procs N] [--reopen FD PATH]... -- CMD...
  *
  * It runs only as part of a launch: proc.c queues a go message on the
  * status socket (FD_STATUS) before the sandbox starts, and without one the
@@ -15,7 +16,10 @@
  * status, or which setup step failed. With --bridge it first listens on
  * 127.0.0.1:BRIDGE_PORT in the sandbox's network namespace and forks the
  * bridge that hands each connection to sbx's proxy over FD_BRIDGE, so the
- * port is open before the command runs. FD_STATUS and FD_BRIDGE are made
+ * port is open before the command runs. With --capture (bwrap, under
+ * --allow-host) it first forks netns.c's helper, the sandbox's resolver
+ * and the capture of connections to the names it answers, while it still
+ * has the capabilities the helper needs; then drops them. FD_STATUS and FD_BRIDGE are made
  * close-on-exec at once: the command inherits neither. Under Seatbelt,
  * FD_ARGS still holds the profile sandbox-exec read (-f /dev/fd/3): the
  * shim closes it (under bwrap it is already closed).
@@ -119,18 +123,20 @@ load_seccomp(void)
 
 /* Before anything of the command's: devices, capabilities, filter. */
 static int
-confine(int ro_dev, int seccomp)
+confine(int ro_dev, int seccomp, int capture)
 {
 #ifdef __linux__
 	if (ro_dev && devices_readonly() < 0)
 		return STEP_DEVICES;
-	if (ro_dev && caps_drop(0, 1) < 0)
+	/* --capture: bwrap gave CAP_NET_ADMIN and CAP_NET_BIND_SERVICE. */
+	if ((ro_dev || capture) && caps_drop(0, ro_dev) < 0)
 		return STEP_CAPS;
 	if (seccomp && load_seccomp() < 0)
 		return STEP_SECCOMP;
 #else
 	(void)ro_dev;
 	(void)seccomp;
+	(void)capture;
 #endif
 	return -1;
 }
@@ -297,8 +303,9 @@ shim_check(const struct sbx_opts *o, struct sbx_err *e)
 }
 
 struct shim_opts {
-	int	 bridge, ro_dev, seccomp, wrapped, tty;
+	int	 bridge, ro_dev, seccomp, wrapped, tty, capture;
 	long	 procs;
+	struct strv allow;	/* --allow PATTERN: the --allow-host list */
 };
 
 /* The shim's options; the index of "--", or -1 when they are not its. */
@@ -311,6 +318,10 @@ parse(int argc, char **argv, struct shim_opts *so)
 	for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (strcmp(argv[i], "--bridge") == 0)
 			so->bridge = 1;
+		else if (strcmp(argv[i], "--capture") == 0)
+			so->capture = 1;
+		else if (strcmp(argv[i], "--allow") == 0 && i + 1 < argc)
+			strv_push(&so->allow, argv[++i]);
 		else if (strcmp(argv[i], "--tty") == 0)
 			so->tty = 1;
 		else if (strcmp(argv[i], "--procs") == 0 && i + 1 < argc &&
@@ -383,7 +394,8 @@ job_setup(const struct shim_opts *so)
 	if (so->tty && tty_take(0) < 0)
 		return STEP_TTY;
 	if (so->procs > 0) {
-		r.rlim_cur = r.rlim_max = (rlim_t)(so->procs + 1 + so->bridge);
+		r.rlim_cur = r.rlim_max = (rlim_t)(so->procs + 1 +
+		    so->bridge + so->capture);
 		if (setrlimit(RLIMIT_NPROC, &r) < 0)
 			return STEP_LIMITS;
 	}
@@ -424,7 +436,18 @@ shim_main(int argc, char **argv)
 		set_cloexec(FD_BRIDGE);
 	if (reopen_all(argc, argv, i) < 0)
 		return EXIT_SBX;
-	if ((step = confine(so.ro_dev, so.seccomp)) >= 0) {
+	if (so.capture) {
+		/* bwrap read these (--ro-bind-data); the command gets neither. */
+		(void)close(FD_RESOLV);
+		(void)close(FD_HOSTS);
+	}
+	/* Before the capabilities go: the helper needs two of them. */
+	if (so.capture && (!so.bridge ||
+	    netns_start(so.allow.v, so.allow.n, FD_BRIDGE) < 0)) {
+		send_status(ST_SETUP, STEP_CAPTURE, 0, errno);
+		return EXIT_SBX;
+	}
+	if ((step = confine(so.ro_dev, so.seccomp, so.capture)) >= 0) {
 		send_status(ST_SETUP, step, 0, errno);
 		return EXIT_SBX;
 	}
