@@ -355,11 +355,6 @@ bwrap_args(const struct plan *pl, struct bwrap_priv *bp, struct strv *v)
 	}
 	if (o->net != NET_ALL)
 		strv_push(v, "--unshare-net");
-	/* netns.c's helper: an address on lo, ports 53, 80 and 443. */
-	if (pl->bridge_fd >= 0) {
-		push2(v, "--cap-add", "CAP_NET_ADMIN");
-		push2(v, "--cap-add", "CAP_NET_BIND_SERVICE");
-	}
 	add_policy(v, bp, pl->pol);
 	/* After the rules: even a rule on / or /dev cannot replace these. */
 	push2(v, "--dev", "/dev");
@@ -397,18 +392,11 @@ shim_args(const struct plan *pl, const struct bwrap_priv *bp,
 	strv_push(v, "--seccomp");
 	if (pl->bridge_fd >= 0) {
 		strv_push(v, "--bridge");
-		strv_push(v, "--capture");
-		for (i = 0; i < pl->o->nhosts; i++) {
-			const struct host_pattern *hp = &pl->o->hosts[i];
+		int ports[NETNS_MAXPORTS];
 
-			strv_push(v, "--allow");
-			if (hp->port > 0)
-				strv_pushf(v, "%s%s:%d", hp->wildcard ? "*." :
-				    "", hp->name, hp->port);
-			else
-				strv_pushf(v, "%s%s", hp->wildcard ? "*." : "",
-				    hp->name);
-		}
+		strv_push(v, "--capture");
+		strv_pushf(v, "%d", netns_ports(pl->o->hosts, pl->o->nhosts,
+		    ports));
 	}
 	strv_push(v, "--wrapped-env");
 	if (pl->tty_fds)
@@ -559,8 +547,7 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	}
 	l->status_fd = FD_STATUS;
 	l->flags = L_SHIM | L_PIDNS | L_SPARE_LEADER | L_OWN_NPROC;
-	/* bwrap, the shim, the bridge, the capture */
-	l->helpers = 2 + 2 * (pl->bridge_fd >= 0);
+	l->helpers = 2 + (pl->bridge_fd >= 0);	/* bwrap, the shim, the bridge */
 	strv_free(&args);
 	free(bwrap);
 	return 0;

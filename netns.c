@@ -1,27 +1,30 @@
 /*
- * netns.c: the capture inside bwrap's network namespace under
- * --allow-host, for programs that ignore the proxy variables. The shim
- * (--capture) forks a helper before it drops its capabilities; in the
- * namespace, which the sandbox's user namespace owns, the helper:
+ * netns.c: names and connections captured in bwrap's network namespace
+ * under --allow-host, for programs that ignore the proxy variables.
  *
- *  - puts NETNS_ADDR/15 on lo, so that every address of 198.18.0.0/15 is
- *    local to the namespace (a prefix on a loopback device is a local
- *    route, as 127.0.0.0/8 is);
- *  - answers DNS on 127.0.0.53:53, UDP and TCP (the /etc/resolv.conf that
- *    bwrap binds inside names it): a name the --allow-host list allows
- *    gets a synthetic address of that range, its own for the run; AAAA and
- *    other types an empty answer; any other name NXDOMAIN, told to sbx's
- *    proxy for blocked_hosts;
- *  - listens on each synthetic address at the ports its name may reach,
- *    and hands each connection accepted there to the proxy over FD_BRIDGE
- *    as "t NAME:PORT" with the descriptor: the proxy judges and relays it
- *    as it would a CONNECT to NAME:PORT.
+ * The shim (--capture N) makes sockets inside the namespace and hands them
+ * to sbx's proxy over FD_BRIDGE before the command runs: one UDP and one
+ * TCP socket for DNS, N TCP sockets for the allowed ports. sbx, outside,
+ * then does what needs privilege over that namespace and what the shim
+ * could not do in bwrap's nested user namespace (it holds no capability
+ * in the one that owns the network namespace; sbx, that namespace's
+ * creator or root, holds them all): it puts NETNS_ADDR/15 on lo as
+ * "lo:sbx" (a prefix on a loopback device is a local route, as
+ * 127.0.0.0/8 is: every address of 198.18.0.0/15 is local inside), binds
+ * the DNS sockets to 127.0.0.53:53 and the others to 0.0.0.0:PORT. The
+ * sockets stay the namespace's; sbx serves them in its own loop:
  *
- * Then it keeps only CAP_NET_BIND_SERVICE (ports 80 and 443 of later
- * names), not dumpable (the shim's own setting, kept across fork), and
- * never execs. Any other address has no route (ENETUNREACH); another
- * port of a synthetic address has no listener (ECONNREFUSED). Bounded:
- * NETNS_NAMES names, NETNS_LISTEN listeners.
+ *  - DNS: a name the --allow-host list allows gets a synthetic address of
+ *    that range, its own for the run (the first one random); AAAA and
+ *    other types an empty answer; any other name NXDOMAIN, into
+ *    blocked_hosts. The /etc/resolv.conf bwrap binds inside names it.
+ *  - A connection accepted on an allowed port, to a synthetic address, is
+ *    mapped back to its name and given to the proxy as a CONNECT to
+ *    NAME:PORT would be (proxy_captured()). To any other local address
+ *    it is reset.
+ *
+ * Any other address has no route inside (ENETUNREACH). Bounded:
+ * NETNS_NAMES names, NETNS_MAXPORTS ports.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -36,19 +39,11 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#ifdef __linux__
-#include <net/if.h>
-#include <sys/prctl.h>
-#include <sys/random.h>
-#endif
 
 #include "sbx.h"
 
-#define NETNS_NAMES	512
-#define NETNS_LISTEN	1024
-#define NETNS_PORTS	16	/* ports one name may reach */
-#define DNS_TTL		60
-#define CAP_BIND	10	/* CAP_NET_BIND_SERVICE */
+#define NETNS_NAMES	4096
+#define NETNS_TTL	60
 
 /* The resolv.conf inside: sbx's resolver alone. */
 char *
@@ -70,7 +65,7 @@ netns_hosts(const struct sbx_opts *o)
 	struct strv out = { NULL, 0, 0 };
 	char line[4096], word[256], *buf, *p;
 	size_t n = 0, i;
-	int ports[NETNS_PORTS], skip;
+	int ports[NETNS_MAXPORTS], skip;
 	FILE *f;
 
 	if ((f = fopen("/etc/hosts", "r")) != NULL) {
@@ -86,7 +81,7 @@ netns_hosts(const struct sbx_opts *o)
 					break;
 				snprintf(word, sizeof word, "%.*s", (int)i, p);
 				if (proxy_name_ports(o->hosts, o->nhosts, word,
-				    ports, NETNS_PORTS) > 0)
+				    ports, NETNS_MAXPORTS) > 0)
 					skip = 1;
 				p += i;
 			}
@@ -109,237 +104,228 @@ netns_hosts(const struct sbx_opts *o)
 	return buf;
 }
 
-#ifdef __linux__
 
-/* rtnetlink, as <linux/rtnetlink.h> has it (musl has no kernel headers). */
-struct nl_hdr {
-	uint32_t	 len;
-	uint16_t	 type, flags;
-	uint32_t	 seq, pid;
-};
-struct nl_ifaddr {
-	uint8_t		 family, prefixlen, flags, scope;
-	uint32_t	 index;
-};
-struct nl_attr {
-	uint16_t	 len, type;
-};
-struct nl_sockaddr {
-	sa_family_t	 family;
-	unsigned short	 pad;
-	uint32_t	 pid, groups;
-};
-#define NL_ROUTE	0
-#define NL_NEWADDR	20
-#define NL_ERROR	2
-#define NL_REQUEST	0x1
-#define NL_ACK		0x4
-#define NL_EXCL		0x200
-#define NL_CREATE	0x400
-#define NL_IFA_ADDRESS	1
-#define NL_IFA_LOCAL	2
-#define NL_SCOPE_HOST	254
+/* The ports the allowlist names, each once (80 and 443 first): N. */
+int
+netns_ports(const struct host_pattern *hp, size_t n, int *ports)
+{
+	int k = 0, j, p;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int cand[2], nc = 0, c;
+
+		if (hp[i].port == 0) {
+			cand[nc++] = 80;
+			cand[nc++] = 443;
+		} else
+			cand[nc++] = hp[i].port;
+		for (c = 0; c < nc; c++) {
+			p = cand[c];
+			for (j = 0; j < k && ports[j] != p; j++)
+				;
+			if (j == k && k < NETNS_MAXPORTS)
+				ports[k++] = p;
+		}
+	}
+	return k;
+}
+
+#ifdef __linux__
+#include <sys/ioctl.h>
+#include <net/if.h>
+#include <sys/random.h>
 
 struct name {
 	char		 name[256];
 	uint32_t	 addr;		/* host order */
 };
 
-struct lsn {
-	int		 fd;
-	int		 name;
-	int		 port;
-};
-
-struct cap {
+struct netns {
 	const struct host_pattern *hosts;
 	size_t		 nhosts;
-	int		 bridge;
-	int		 udp, tcp;	/* DNS */
-	struct name	 names[NETNS_NAMES];
-	size_t		 nnames;
-	uint32_t	 next;		/* the next synthetic address */
-	struct lsn	 lsn[NETNS_LISTEN];
+	int		 udp, tcp;	/* DNS, -1 until set up */
+	int		 lsn[NETNS_MAXPORTS];
+	int		 port[NETNS_MAXPORTS];
 	size_t		 nlsn;
+	struct name	*names;		/* NETNS_NAMES */
+	size_t		 nnames;
+	uint32_t	 lo, hi;	/* the range, host order */
+	uint32_t	 next;		/* the next synthetic address */
 };
 
-/* NETNS_ADDR/15 on lo: the whole range local to the namespace. */
-static int
-lo_range(void)
+struct netns *
+netns_new(const struct host_pattern *hosts, size_t nhosts)
 {
-	struct {
-		struct nl_hdr	 nh;
-		struct nl_ifaddr ifa;
-		struct nl_attr	 a1;
-		uint32_t	 local;
-		struct nl_attr	 a2;
-		uint32_t	 addr;
-	} req;
-	struct {
-		struct nl_hdr	 nh;
-		int32_t		 error;
-		struct nl_hdr	 orig;
-	} ack;
-	struct nl_sockaddr sa;
-	struct in_addr in;
-	int fd, r;
+	struct netns *n = xcalloc(1, sizeof *n);
+	uint16_t r = 0;
 
-	if (inet_pton(AF_INET, NETNS_ADDR, &in) != 1)
-		return -1;
-	memset(&req, 0, sizeof req);
-	req.nh.len = sizeof req;
-	req.nh.type = NL_NEWADDR;
-	req.nh.flags = NL_REQUEST | NL_CREATE | NL_EXCL | NL_ACK;
-	req.nh.seq = 1;
-	req.ifa.family = AF_INET;
-	req.ifa.prefixlen = 15;
-	req.ifa.scope = NL_SCOPE_HOST;
-	req.ifa.index = if_nametoindex("lo");
-	req.a1.len = sizeof req.a1 + 4;
-	req.a1.type = NL_IFA_LOCAL;
-	req.local = in.s_addr;
-	req.a2.len = sizeof req.a2 + 4;
-	req.a2.type = NL_IFA_ADDRESS;
-	req.addr = in.s_addr;
-	if (req.ifa.index == 0)
-		return -1;
-	if ((fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NL_ROUTE)) < 0)
-		return -1;
-	memset(&sa, 0, sizeof sa);
-	sa.family = AF_NETLINK;
-	if (sendto(fd, &req, sizeof req, 0, (struct sockaddr *)&sa,
-	    sizeof sa) < 0 || (r = (int)recv(fd, &ack, sizeof ack, 0)) < 0) {
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	if (r < (int)(sizeof ack.nh + sizeof ack.error) ||
-	    ack.nh.type != NL_ERROR) {
-		errno = EPROTO;
-		return -1;
-	}
-	if (ack.error != 0) {
-		errno = -ack.error;
-		return -1;
-	}
-	return 0;
+	n->hosts = hosts;
+	n->nhosts = nhosts;
+	n->udp = n->tcp = -1;
+	n->names = xcalloc(NETNS_NAMES, sizeof *n->names);
+	n->lo = ntohl(inet_addr(NETNS_ADDR)) - 1;
+	n->hi = n->lo + (1U << 17) - 1;
+	/* Where this run's addresses start: not one a program may assume. */
+	(void)getrandom(&r, sizeof r, 0);
+	n->next = n->lo + 2 + (r & 0x7fff);
+	return n;
+}
+
+void
+netns_free(struct netns *n)
+{
+	size_t i;
+
+	if (n == NULL)
+		return;
+	if (n->udp >= 0)
+		close(n->udp);
+	if (n->tcp >= 0)
+		close(n->tcp);
+	for (i = 0; i < n->nlsn; i++)
+		close(n->lsn[i]);
+	free(n->names);
+	free(n);
 }
 
 static int
-bound(int type, uint32_t addr, int port)
+ifreq_addr(int fd, unsigned long req, const char *addr)
+{
+	struct ifreq ifr;
+	struct sockaddr_in sin;
+
+	memset(&ifr, 0, sizeof ifr);
+	memset(&sin, 0, sizeof sin);
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo:sbx");
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = inet_addr(addr);
+	memcpy(&ifr.ifr_addr, &sin, sizeof sin);
+	return ioctl(fd, req, &ifr);
+}
+
+static int
+bind_to(int fd, const char *addr, int port, int stream)
 {
 	struct sockaddr_in sin;
-	int fd, one = 1;
+	int one = 1;
 
-	if ((fd = socket(AF_INET, type | SOCK_CLOEXEC, 0)) < 0)
-		return -1;
 	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	memset(&sin, 0, sizeof sin);
 	sin.sin_family = AF_INET;
 	sin.sin_port = htons((uint16_t)port);
-	sin.sin_addr.s_addr = htonl(addr);
+	sin.sin_addr.s_addr = inet_addr(addr);
 	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) < 0 ||
-	    (type == SOCK_STREAM && listen(fd, 128) < 0)) {
-		close(fd);
+	    (stream && listen(fd, 128) < 0) || set_cloexec(fd) < 0 ||
+	    set_nonblock(fd) < 0)
 		return -1;
-	}
-	return fd;
-}
-
-/* To the proxy: TEXT, and fd when >= 0. */
-static void
-tell(int bridge, const char *text, int fd)
-{
-	union {
-		struct cmsghdr	h;
-		char		b[CMSG_SPACE(sizeof(int))];
-	} u;
-	struct msghdr m;
-	struct iovec iov;
-	struct cmsghdr *cm;
-
-	memset(&m, 0, sizeof m);
-	memset(&u, 0, sizeof u);
-	iov.iov_base = (void *)text;
-	iov.iov_len = strlen(text);
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	if (fd >= 0) {
-		m.msg_control = u.b;
-		m.msg_controllen = sizeof u.b;
-		cm = CMSG_FIRSTHDR(&m);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof fd);
-	}
-	while (sendmsg(bridge, &m, MSG_NOSIGNAL) < 0 && errno == EINTR)
-		;
-}
-
-/* The synthetic address of an allowed name, with its listeners; 0: full. */
-static uint32_t
-name_addr(struct cap *c, const char *name, const int *ports, int nports)
-{
-	struct name *nm;
-	size_t i;
-	int k, fd;
-
-	for (i = 0; i < c->nnames; i++)
-		if (strcmp(c->names[i].name, name) == 0)
-			return c->names[i].addr;
-	if (c->nnames == NETNS_NAMES || c->nlsn + (size_t)nports >
-	    NETNS_LISTEN)
-		return 0;
-	nm = &c->names[c->nnames];
-	snprintf(nm->name, sizeof nm->name, "%s", name);
-	nm->addr = c->next++;
-	for (k = 0; k < nports; k++) {
-		if ((fd = bound(SOCK_STREAM, nm->addr, ports[k])) < 0)
-			continue;
-		c->lsn[c->nlsn].fd = fd;
-		c->lsn[c->nlsn].name = (int)c->nnames;
-		c->lsn[c->nlsn].port = ports[k];
-		c->nlsn++;
-	}
-	c->nnames++;
-	return nm->addr;
+	return 0;
 }
 
 /*
- * One DNS query in q (n bytes) answered into a (cap bytes): its length,
+ * The shim's sockets (fds[0] UDP, fds[1] TCP, then one per allowed port,
+ * in netns_ports() order): made to serve. 0, or an errno; on failure every
+ * descriptor is closed.
+ */
+int
+netns_setup(struct netns *n, const int *fds, size_t nfds)
+{
+	int ports[NETNS_MAXPORTS], np, err = 0;
+	size_t i;
+
+	np = netns_ports(n->hosts, n->nhosts, ports);
+	if (n->udp >= 0 || nfds != 2 + (size_t)np)
+		err = EINVAL;
+	else if (ifreq_addr(fds[0], SIOCSIFADDR, NETNS_ADDR) < 0 ||
+	    ifreq_addr(fds[0], SIOCSIFNETMASK, "255.254.0.0") < 0 ||
+	    bind_to(fds[0], NETNS_DNS, 53, 0) < 0 ||
+	    bind_to(fds[1], NETNS_DNS, 53, 1) < 0)
+		err = errno;
+	for (i = 0; err == 0 && i < (size_t)np; i++)
+		if (bind_to(fds[2 + i], "0.0.0.0", ports[i], 1) < 0)
+			err = errno;
+	if (err != 0) {
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		return err;
+	}
+	n->udp = fds[0];
+	n->tcp = fds[1];
+	for (i = 0; i < (size_t)np; i++) {
+		n->lsn[i] = fds[2 + i];
+		n->port[i] = ports[i];
+	}
+	n->nlsn = (size_t)np;
+	return 0;
+}
+
+size_t
+netns_fds(const struct netns *n, int *fds, size_t max)
+{
+	size_t k = 0, i;
+
+	if (n == NULL || n->udp < 0)
+		return 0;
+	if (k < max)
+		fds[k++] = n->udp;
+	if (k < max)
+		fds[k++] = n->tcp;
+	for (i = 0; i < n->nlsn && k < max; i++)
+		fds[k++] = n->lsn[i];
+	return k;
+}
+
+/* The synthetic address of an allowed name; 0: the run's are used up. */
+static uint32_t
+name_addr(struct netns *n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n->nnames; i++)
+		if (strcmp(n->names[i].name, name) == 0)
+			return n->names[i].addr;
+	if (n->nnames == NETNS_NAMES || n->next >= n->hi)
+		return 0;
+	snprintf(n->names[n->nnames].name, sizeof n->names[0].name, "%s",
+	    name);
+	n->names[n->nnames].addr = n->next++;
+	return n->names[n->nnames++].addr;
+}
+
+/*
+ * One DNS query in q (len bytes) answered into a (cap bytes): its length,
  * or 0 to stay silent.
  */
 static size_t
-answer(struct cap *c, const unsigned char *q, size_t n, unsigned char *a,
-    size_t cap)
+answer(struct netns *n, struct proxy *p, const unsigned char *q, size_t len,
+    unsigned char *a, size_t cap)
 {
-	char name[256], msg[300];
-	int ports[NETNS_PORTS], np;
-	size_t at = 12, len = 0, qend;
+	char name[256];
+	int ports[NETNS_MAXPORTS];
+	size_t at = 12, nl = 0, qend;
 	unsigned type, rcode = 0, i;
 	uint32_t addr = 0;
 
-	if (n < 12 || (q[2] & 0x80) || q[4] != 0 || q[5] != 1)
+	if (len < 12 || (q[2] & 0x80) || q[4] != 0 || q[5] != 1)
 		return 0;
 	/* The name: labels, no compression in a question. */
-	while (at < n && q[at] != 0) {
+	while (at < len && q[at] != 0) {
 		unsigned l = q[at];
 
-		if (l > 63 || at + 1 + l >= n || len + l + 1 >= sizeof name)
+		if (l > 63 || at + 1 + l >= len || nl + l + 1 >= sizeof name)
 			return 0;
-		if (len > 0)
-			name[len++] = '.';
+		if (nl > 0)
+			name[nl++] = '.';
 		for (i = 0; i < l; i++) {
 			unsigned char ch = q[at + 1 + i];
 
-			name[len++] = (char)(ch >= 'A' && ch <= 'Z' ?
+			name[nl++] = (char)(ch >= 'A' && ch <= 'Z' ?
 			    ch + 32 : ch);
 		}
 		at += 1 + l;
 	}
-	name[len] = '\0';
-	if (at + 5 > n)
+	name[nl] = '\0';
+	if (at + 5 > len)
 		return 0;
 	type = (unsigned)q[at + 1] << 8 | q[at + 2];
 	qend = at + 5;
@@ -347,16 +333,13 @@ answer(struct cap *c, const unsigned char *q, size_t n, unsigned char *a,
 		return 0;
 	if ((q[2] >> 3 & 0xf) != 0)
 		rcode = 4;	/* NOTIMP: only standard queries */
-	else if ((np = proxy_name_ports(c->hosts, c->nhosts, name, ports,
-	    NETNS_PORTS)) <= 0) {
+	else if (proxy_name_ports(n->hosts, n->nhosts, name, ports,
+	    NETNS_MAXPORTS) <= 0) {
 		rcode = 3;	/* NXDOMAIN */
 		/* Reverse lookups are not a host the command tried. */
-		if (len > 0 && (len < 5 || strcmp(name + len - 5, ".arpa")
-		    != 0)) {
-			snprintf(msg, sizeof msg, "b %s", name);
-			tell(c->bridge, msg, -1);
-		}
-	} else if ((addr = name_addr(c, name, ports, np)) == 0)
+		if (nl > 0 && (nl < 5 || strcmp(name + nl - 5, ".arpa") != 0))
+			proxy_refused(p, name, 0, "not_listed");
+	} else if ((addr = name_addr(n, name)) == 0)
 		rcode = 2;	/* SERVFAIL: the run's names are used up */
 	memcpy(a, q, qend);
 	a[2] = (unsigned char)(0x84 | (q[2] & 0x79));	/* QR AA, RD kept */
@@ -364,7 +347,7 @@ answer(struct cap *c, const unsigned char *q, size_t n, unsigned char *a,
 	memset(a + 6, 0, 6);
 	if (rcode == 0 && type == 1 /* A */) {
 		static const unsigned char rr[] = { 0xc0, 12, 0, 1, 0, 1,
-		    0, 0, DNS_TTL >> 8, DNS_TTL & 0xff, 0, 4 };
+		    0, 0, NETNS_TTL >> 8, NETNS_TTL & 0xff, 0, 4 };
 
 		a[7] = 1;
 		memcpy(a + qend, rr, sizeof rr);
@@ -378,167 +361,237 @@ answer(struct cap *c, const unsigned char *q, size_t n, unsigned char *a,
 }
 
 static void
-serve_udp(struct cap *c)
+serve_udp(struct netns *n, struct proxy *p)
 {
 	unsigned char q[1500], a[1600];
 	struct sockaddr_storage from;
 	socklen_t flen;
 	ssize_t k;
-	size_t n;
+	size_t len;
 	int i;
 
 	for (i = 0; i < 64; i++) {
 		flen = sizeof from;
-		k = recvfrom(c->udp, q, sizeof q, MSG_DONTWAIT,
+		k = recvfrom(n->udp, q, sizeof q, MSG_DONTWAIT,
 		    (struct sockaddr *)&from, &flen);
 		if (k < 0)
 			return;
-		if ((n = answer(c, q, (size_t)k, a, sizeof a)) > 0)
-			(void)sendto(c->udp, a, n, MSG_DONTWAIT,
+		if ((len = answer(n, p, q, (size_t)k, a, sizeof a)) > 0)
+			(void)sendto(n->udp, a, len, MSG_DONTWAIT,
 			    (struct sockaddr *)&from, flen);
 	}
 }
 
-/* DNS over TCP: one query, one answer, a second at most to send it. */
+/*
+ * DNS over TCP (a client whose UDP answer came truncated, which sbx's
+ * never are, or one that insists): one query, one answer. It waits for
+ * the query 200 ms at most, in sbx's loop: the only blocking here.
+ */
 static void
-serve_tcp(struct cap *c)
+serve_tcp(struct netns *n, struct proxy *p)
 {
 	unsigned char q[2 + 1500], a[2 + 1600];
-	struct timeval tv = { 1, 0 };
-	size_t got = 0, want = 2, n;
+	struct pollfd pf;
+	size_t got = 0, want = 2, len;
+	int64_t end = now_ms() + 200, left;
 	ssize_t k;
 	int fd;
 
-	if ((fd = accept4(c->tcp, NULL, NULL, SOCK_CLOEXEC)) < 0)
+	if ((fd = accept4(n->tcp, NULL, NULL, SOCK_CLOEXEC |
+	    SOCK_NONBLOCK)) < 0)
 		return;
-	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 	while (got < want) {
-		if ((k = read(fd, q + got, want - got)) <= 0)
+		if ((k = read(fd, q + got, want - got)) == 0 || (k < 0 &&
+		    errno != EAGAIN && errno != EINTR))
 			goto out;
+		if (k < 0) {
+			if ((left = end - now_ms()) <= 0)
+				goto out;
+			pf.fd = fd;
+			pf.events = POLLIN;
+			(void)poll(&pf, 1, (int)left);
+			continue;
+		}
 		got += (size_t)k;
 		if (got == 2 && (want = 2 + ((size_t)q[0] << 8 | q[1])) >
 		    sizeof q)
 			goto out;
 	}
-	if ((n = answer(c, q + 2, want - 2, a + 2, sizeof a - 2)) > 0) {
-		a[0] = (unsigned char)(n >> 8);
-		a[1] = (unsigned char)n;
-		(void)send(fd, a, n + 2, MSG_NOSIGNAL);
+	if ((len = answer(n, p, q + 2, want - 2, a + 2, sizeof a - 2)) > 0) {
+		a[0] = (unsigned char)(len >> 8);
+		a[1] = (unsigned char)len;
+		(void)send(fd, a, len + 2, MSG_NOSIGNAL | MSG_DONTWAIT);
 	}
 out:
 	close(fd);
 }
 
 static void
-hand_over(struct cap *c, const struct lsn *l)
+reset(int fd)
 {
-	char msg[300];
-	int fd;
+	struct linger lg = { 1, 0 };
 
-	if ((fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC)) < 0)
-		return;
-	snprintf(msg, sizeof msg, "t %s:%d", c->names[l->name].name, l->port);
-	tell(c->bridge, msg, fd);
+	(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
 	close(fd);
 }
 
+/* A connection to PORT: to its name's proxy, or reset. */
 static void
-serve(struct cap *c)
+capture(struct netns *n, struct proxy *p, int lfd, int port, int64_t now)
 {
-	static struct pollfd pfd[NETNS_LISTEN + 2];
-	size_t i, n;
+	struct sockaddr_in sin;
+	socklen_t slen;
+	char ip[INET_ADDRSTRLEN];
+	uint32_t a;
+	size_t i;
+	int fd, k;
 
-	for (;;) {
-		pfd[0].fd = c->udp;
-		pfd[1].fd = c->tcp;
-		for (i = 0; i < c->nlsn; i++)
-			pfd[2 + i].fd = c->lsn[i].fd;
-		n = 2 + c->nlsn;
-		for (i = 0; i < n; i++) {
-			pfd[i].events = POLLIN;
-			pfd[i].revents = 0;
-		}
-		if (poll(pfd, n, -1) < 0) {
-			if (errno == EINTR)
-				continue;
+	for (k = 0; k < 64; k++) {
+		if ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC |
+		    SOCK_NONBLOCK)) < 0)
 			return;
+		slen = sizeof sin;
+		if (getsockname(fd, (struct sockaddr *)&sin, &slen) < 0 ||
+		    sin.sin_family != AF_INET) {
+			reset(fd);
+			continue;
 		}
-		if (pfd[0].revents)
-			serve_udp(c);
-		if (pfd[1].revents)
-			serve_tcp(c);
-		for (i = 2; i < n; i++)
-			if (pfd[i].revents)
-				hand_over(c, &c->lsn[i - 2]);
+		a = ntohl(sin.sin_addr.s_addr);
+		for (i = 0; i < n->nnames && n->names[i].addr != a; i++)
+			;
+		if (i < n->nnames) {
+			proxy_captured(p, fd, n->names[i].name, port, now);
+			continue;
+		}
+		/* One of the range no name was given: a hard-coded one. */
+		if (a >= n->lo && a <= n->hi &&
+		    inet_ntop(AF_INET, &sin.sin_addr, ip, sizeof ip) != NULL)
+			proxy_refused(p, ip, port, "ip_address");
+		reset(fd);
 	}
 }
 
+void
+netns_ready(struct netns *n, struct proxy *p, int fd, int64_t now)
+{
+	size_t i;
+
+	if (fd == n->udp)
+		serve_udp(n, p);
+	else if (fd == n->tcp)
+		serve_tcp(n, p);
+	else
+		for (i = 0; i < n->nlsn; i++)
+			if (fd == n->lsn[i])
+				capture(n, p, fd, n->port[i], now);
+}
+
 /*
- * In the shim, before it drops its capabilities: the helper set up and
- * serving, the patterns (--allow-host words) parsed. 0, or -1 with errno.
+ * In the shim (--capture N): the sockets made inside the namespace, sent
+ * to sbx over bridge as "n", and sbx's answer awaited: 0, or -1 with
+ * errno.
  */
 int
-netns_start(char *const *allow, size_t nallow, int bridge)
+netns_shim(int bridge, int nports)
 {
-	static struct cap c;
-	struct host_pattern *hp;
-	struct in_addr in;
-	const char *why;
-	uint16_t r = 0;
-	int p[2], err = 0;
-	size_t i;
-	pid_t pid;
+	union {
+		struct cmsghdr	h;
+		char		b[CMSG_SPACE((2 + NETNS_MAXPORTS) * sizeof(int))];
+	} u;
+	int fds[2 + NETNS_MAXPORTS], i, n = 2 + nports, err = 0;
+	struct msghdr m;
+	struct iovec iov;
+	struct cmsghdr *cm;
+	ssize_t k;
 
-	hp = xcalloc(nallow + 1, sizeof *hp);
-	for (i = 0; i < nallow; i++)
-		if (proxy_pattern(allow[i], &hp[i], &why) < 0) {
-			errno = EINVAL;
-			return -1;
-		}
-	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0)
+	if (nports < 0 || nports > NETNS_MAXPORTS) {
+		errno = EINVAL;
 		return -1;
-	if (pid > 0) {
-		close(p[1]);
-		while (read(p[0], &err, sizeof err) < 0 && errno == EINTR)
-			;
-		close(p[0]);
-		if (err != 0) {
-			errno = err;
-			return -1;
-		}
-		return 0;
 	}
-	close(p[0]);
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	c.hosts = hp;
-	c.nhosts = nallow;
-	c.bridge = bridge;
-	/* Where this run's addresses start: not one a program may assume. */
-	(void)getrandom(&r, sizeof r, 0);
-	(void)inet_pton(AF_INET, NETNS_ADDR, &in);
-	c.next = ntohl(in.s_addr) + 1 + (r & 0x7fff);
-	if (lo_range() < 0 ||
-	    (c.udp = bound(SOCK_DGRAM, ntohl(inet_addr(NETNS_DNS)), 53)) < 0 ||
-	    (c.tcp = bound(SOCK_STREAM, ntohl(inet_addr(NETNS_DNS)), 53)) < 0 ||
-	    caps_drop(1ULL << CAP_BIND, 0) < 0)
-		err = errno ? errno : EPERM;
-	(void)write(p[1], &err, sizeof err);
-	close(p[1]);
-	if (err != 0)
-		_exit(1);
-	serve(&c);
-	_exit(0);
+	for (i = 0; i < n; i++)
+		if ((fds[i] = socket(AF_INET, (i == 0 ? SOCK_DGRAM :
+		    SOCK_STREAM) | SOCK_CLOEXEC, 0)) < 0)
+			return -1;
+	memset(&m, 0, sizeof m);
+	memset(&u, 0, sizeof u);
+	iov.iov_base = (void *)"n";
+	iov.iov_len = 1;
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = u.b;
+	m.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
+	cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, (size_t)n * sizeof(int));
+	while ((k = sendmsg(bridge, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	if (k < 0)
+		return -1;
+	while ((k = recv(bridge, &err, sizeof err, 0)) < 0 && errno == EINTR)
+		;
+	if (k != (ssize_t)sizeof err) {
+		errno = k < 0 ? errno : EPROTO;
+		return -1;
+	}
+	if (err != 0) {
+		errno = err;
+		return -1;
+	}
+	return 0;
 }
 
 #else
 
-int
-netns_start(char *const *allow, size_t nallow, int bridge)
+struct netns *
+netns_new(const struct host_pattern *hosts, size_t nhosts)
 {
-	(void)allow;
-	(void)nallow;
+	(void)hosts;
+	(void)nhosts;
+	return NULL;
+}
+
+void
+netns_free(struct netns *n)
+{
+	(void)n;
+}
+
+int
+netns_setup(struct netns *n, const int *fds, size_t nfds)
+{
+	(void)n;
+	(void)fds;
+	(void)nfds;
+	return ENOSYS;
+}
+
+size_t
+netns_fds(const struct netns *n, int *fds, size_t max)
+{
+	(void)n;
+	(void)fds;
+	(void)max;
+	return 0;
+}
+
+void
+netns_ready(struct netns *n, struct proxy *p, int fd, int64_t now)
+{
+	(void)n;
+	(void)p;
+	(void)fd;
+	(void)now;
+}
+
+int
+netns_shim(int bridge, int nports)
+{
 	(void)bridge;
+	(void)nports;
 	errno = ENOSYS;
 	return -1;
 }

@@ -60,7 +60,7 @@
 #define PAUSE_MS	100	/* listener rest after EMFILE */
 
 enum cstate { C_HEAD, C_LOOKUP, C_CONNECT, C_RELAY, C_REPLY, C_LINGER };
-enum slot_kind { S_LISTEN, S_BRIDGE, S_WAKE, S_CLIENT, S_SERVER };
+enum slot_kind { S_LISTEN, S_BRIDGE, S_WAKE, S_CLIENT, S_SERVER, S_NETNS };
 enum { IO_AGAIN, IO_DONE, IO_EOF, IO_ERROR };
 
 /* A relay direction moved by splice(2) through a pipe (Linux). */
@@ -142,7 +142,8 @@ struct proxy {
 	size_t		 nconns;
 	int		 nlookups;	/* threads running */
 	int		 npipes;	/* relay pipes open */
-	struct slot	 slot[2 * MAX_CONNS + 3];
+	struct slot	 slot[2 * MAX_CONNS + 3 + 2 + NETNS_MAXPORTS];
+	struct netns	*netns;		/* the capture (bridge only), or NULL */
 	size_t		 nslot;
 	struct strv	 blocked;
 	struct strv	 blocked_why;	/* "HOST REASON", as blocked */
@@ -1857,26 +1858,50 @@ bridge_msg(struct msghdr *m, struct iovec *iov, char *buf, size_t len,
 }
 
 #ifdef __linux__
+/* What netns.c refused (a name, an address), for blocked_hosts. */
+void
+proxy_refused(struct proxy *p, const char *host, int port, const char *reason)
+{
+	(void)record_blocked(p, host, port, reason);
+}
+
 /*
- * A connection netns.c captured inside the sandbox, for "HOST:PORT" (its
+ * The shim's sockets in the sandbox's network namespace ("n"): set up
+ * here, with sbx's privilege over it (netns.c), and the shim answered.
+ */
+static void
+netns_take(struct proxy *p, int *fds, size_t n)
+{
+	int err;
+	size_t i;
+
+	if (p->netns == NULL) {
+		for (i = 0; i < n; i++)
+			close(fds[i]);
+		err = EINVAL;
+	} else
+		err = netns_setup(p->netns, fds, n);
+	(void)send(p->bfd, &err, sizeof err, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/*
+ * A connection netns.c captured inside the sandbox, for HOST:PORT (its
  * synthetic address mapped back): judged and relayed as a CONNECT to it
  * would be, with no request read and no reply written.
  */
-static void
-captured(struct proxy *p, int fd, const char *target, int64_t now)
+void
+proxy_captured(struct proxy *p, int fd, const char *host, int port,
+    int64_t now)
 {
-	const char *reason, *colon = strrchr(target, ':');
-	char host[256], why[300];
+	const char *reason;
+	char why[300];
 	struct conn *c;
-	int st, named, port;
+	int st, named;
 
 	if ((c = conn_add(p, fd, now)) == NULL)
 		return;
 	c->raw = 1;
 	c->tunnel = 1;
-	port = colon != NULL ? atoi(colon + 1) : 0;
-	snprintf(host, sizeof host, "%.*s", colon != NULL ?
-	    (int)(colon - target) : 0, target);
 	if ((st = proxy_decide(p, host, port, c->host, why, sizeof why,
 	    &reason, &named)) != 0) {
 		refuse(p, c, now, st, c->host[0] ? c->host : host, port, why,
@@ -1893,9 +1918,8 @@ captured(struct proxy *p, int fd, const char *target, int64_t now)
 }
 
 /*
- * One message of the bridge: "c" and a client of the proxy's port, "t
- * HOST:PORT" and a captured connection, or "b NAME" alone: a name the
- * sandbox's resolver refused (NXDOMAIN), for blocked_hosts.
+ * One message of the bridge: "c" and a client of the proxy's port, or
+ * "n" and the shim's sockets for the capture (netns.c).
  */
 static void
 take_fds(struct proxy *p, struct msghdr *m, const char *msg, size_t len,
@@ -1903,14 +1927,10 @@ take_fds(struct proxy *p, struct msghdr *m, const char *msg, size_t len,
 {
 	struct cmsghdr *cm;
 	struct stat sb;
-	char text[300];
-	size_t i, n;
-	int fd;
+	int fds[2 + NETNS_MAXPORTS];
+	size_t i, n, nn = 0;
+	int fd, setup = len == 1 && msg[0] == 'n';
 
-	snprintf(text, sizeof text, "%.*s", len > 2 ? (int)(len - 2) : 0,
-	    msg + 2);
-	if (len > 2 && msg[0] == 'b' && msg[1] == ' ')
-		(void)record_blocked(p, text, 0, "not_listed");
 	for (cm = CMSG_FIRSTHDR(m); cm != NULL; cm = CMSG_NXTHDR(m, cm)) {
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -1919,17 +1939,19 @@ take_fds(struct proxy *p, struct msghdr *m, const char *msg, size_t len,
 			memcpy(&fd, CMSG_DATA(cm) + i * sizeof fd, sizeof fd);
 			/* The sandbox sends these: only sockets are served. */
 			if (fstat(fd, &sb) == -1 || !S_ISSOCK(sb.st_mode) ||
-			    set_nonblock(fd) == -1 || (len > 0 && msg[0] ==
-			    'b')) {
+			    set_nonblock(fd) == -1 || (setup &&
+			    nn == sizeof fds / sizeof fds[0])) {
 				close(fd);
 				continue;
 			}
-			if (len > 2 && msg[0] == 't' && msg[1] == ' ')
-				captured(p, fd, text, now);
+			if (setup)
+				fds[nn++] = fd;
 			else
 				(void)conn_add(p, fd, now);
 		}
 	}
+	if (setup)
+		netns_take(p, fds, nn);
 }
 
 static void
@@ -1937,11 +1959,11 @@ bridge_recv(struct proxy *p, int64_t now)
 {
 	union {
 		struct cmsghdr	h;
-		char		b[CMSG_SPACE(8 * sizeof(int))];
+		char		b[CMSG_SPACE((2 + NETNS_MAXPORTS) * sizeof(int))];
 	} u;
 	struct msghdr m;
 	struct iovec iov;
-	char msg[300];
+	char msg[16];
 	ssize_t k;
 	int i;
 
@@ -2024,6 +2046,8 @@ proxy_start(const struct sbx_opts *o, int bridge, struct proxy **pp,
 	p->nhosts = o->nhosts;
 	p->allow_private = o->allow_private;
 	rc = bridge ? make_bridge(p, e) : listen_tcp(p, e);
+	if (bridge)
+		p->netns = netns_new(o->hosts, o->nhosts);
 	if (rc == 0 && socketpair(AF_UNIX, SOCK_DGRAM, 0, p->wake) == -1)
 		rc = sbx_errf(e, ERR_PROXY, "proxy: socketpair: %s",
 		    strerror(errno));
@@ -2157,7 +2181,8 @@ size_t
 proxy_pollfds(void *ctx, struct pollfd *fds, size_t max)
 {
 	struct proxy *p = ctx;
-	size_t i;
+	int nfd[2 + NETNS_MAXPORTS];
+	size_t i, nn;
 
 	p->nslot = 0;
 	if (p->lfd != -1 && p->pause_until == 0)
@@ -2166,6 +2191,9 @@ proxy_pollfds(void *ctx, struct pollfd *fds, size_t max)
 		add_slot(p, fds, max, S_BRIDGE, p->bfd, NULL, POLLIN);
 	if (p->nlookups > 0)
 		add_slot(p, fds, max, S_WAKE, p->wake[0], NULL, POLLIN);
+	nn = netns_fds(p->netns, nfd, sizeof nfd / sizeof nfd[0]);
+	for (i = 0; i < nn; i++)
+		add_slot(p, fds, max, S_NETNS, nfd[i], NULL, POLLIN);
 	for (i = 0; i < p->nconns; i++) {
 		struct conn *c = p->conns[i];
 
@@ -2184,7 +2212,8 @@ proxy_handle(void *ctx, const struct pollfd *fds, size_t n)
 	struct proxy *p = ctx;
 	int64_t now = now_ms();
 	int listen_ready = 0, bridge_ready = 0, wake_ready = 0;
-	size_t i, count;
+	int nready[2 + NETNS_MAXPORTS];
+	size_t i, count, nn = 0;
 
 	if (p->pause_until != 0 && p->pause_until <= now)
 		p->pause_until = 0;
@@ -2203,6 +2232,10 @@ proxy_handle(void *ctx, const struct pollfd *fds, size_t n)
 			bridge_ready = 1;
 		else if (s->kind == S_WAKE)
 			wake_ready = 1;
+		else if (s->kind == S_NETNS) {
+			if (nn < sizeof nready / sizeof nready[0])
+				nready[nn++] = s->fd;
+		}
 		else if (s->kind == S_CLIENT)
 			s->c->crev = fds[i].revents;
 		else
@@ -2222,11 +2255,13 @@ proxy_handle(void *ctx, const struct pollfd *fds, size_t n)
 	sweep(p);
 	if (listen_ready)
 		accept_burst(p, now);
-	if (bridge_ready) {
+	if (bridge_ready)
 		bridge_recv(p, now);
-		/* Captured connections arrive ready for their lookup. */
+	for (i = 0; i < nn; i++)
+		netns_ready(p->netns, p, nready[i], now);
+	/* Captured connections arrive ready for their lookup. */
+	if (nn > 0)
 		lookups_start(p, now);
-	}
 }
 
 int64_t
@@ -2281,6 +2316,7 @@ proxy_stop(struct proxy *p)
 		while (recv(p->wake[0], &lk, sizeof lk, MSG_DONTWAIT) ==
 		    (ssize_t)sizeof lk)
 			free(lk);
+	netns_free(p->netns);
 	close_fd(&p->lfd);
 	close_fd(&p->bfd);
 	close_fd(&p->wake[0]);

@@ -413,13 +413,24 @@ int	 proxy_bridge_run(int, int);	/* (listening fd, FD_BRIDGE); in the sandbox */
 int	 proxy_name_ports(const struct host_pattern *, size_t, const char *,
 	    int *, int);
 
+void	 proxy_captured(struct proxy *, int, const char *, int, int64_t);
+void	 proxy_refused(struct proxy *, const char *, int, const char *);
+
 /* netns.c: names and connections captured in bwrap's netns (--allow-host) */
 #define NETNS_ADDR	"198.18.0.1"	/* on lo, /15: the synthetic range */
 #define NETNS_RANGE	"198.18.0.0/15"
 #define NETNS_DNS	"127.0.0.53"	/* sbx's resolver inside, port 53 */
+#define NETNS_MAXPORTS	32		/* distinct --allow-host ports */
+struct netns;
 char	*netns_resolv(void);
 char	*netns_hosts(const struct sbx_opts *);
-int	 netns_start(char *const *, size_t, int);
+int	 netns_ports(const struct host_pattern *, size_t, int *);
+struct netns *netns_new(const struct host_pattern *, size_t);
+int	 netns_setup(struct netns *, const int *, size_t);
+size_t	 netns_fds(const struct netns *, int *, size_t);
+void	 netns_ready(struct netns *, struct proxy *, int, int64_t);
+void	 netns_free(struct netns *);
+int	 netns_shim(int, int);
 
 /*
  * proc.c: spawn, the one poll loop, reaping, kill escalation. Other

@@ -3,7 +3,7 @@
  * Seatbelt sandboxes as the command's parent:
  *
  *	sbx --sbx-internal-shim [--ro-dev] [--seccomp] [--bridge]
- *	    [--capture [--allow PATTERN]...] [--wrapped-env] [--tty]
+ *	    [--capture N] [--wrapped-env] [--tty]
  *	    [--procs N] [--reopen FD PATH]... -- CMD...
  *
  * It runs only as part of a launch: proc.c queues a go message on the
@@ -16,10 +16,11 @@
  * status, or which setup step failed. With --bridge it first listens on
  * 127.0.0.1:BRIDGE_PORT in the sandbox's network namespace and forks the
  * bridge that hands each connection to sbx's proxy over FD_BRIDGE, so the
- * port is open before the command runs. With --capture (bwrap, under
- * --allow-host) it first forks netns.c's helper, the sandbox's resolver
- * and the capture of connections to the names it answers, while it still
- * has the capabilities the helper needs; then drops them. FD_STATUS and FD_BRIDGE are made
+ * port is open before the command runs. With --capture N (bwrap, under
+ * --allow-host) it first makes the sockets of netns.c's capture in the
+ * sandbox's network namespace (DNS, N ports) and hands them to sbx, which
+ * sets them up and serves them: the sandbox's resolver and the capture of
+ * connections to the names it answers. FD_STATUS and FD_BRIDGE are made
  * close-on-exec at once: the command inherits neither. Under Seatbelt,
  * FD_ARGS still holds the profile sandbox-exec read (-f /dev/fd/3): the
  * shim closes it (under bwrap it is already closed).
@@ -123,20 +124,18 @@ load_seccomp(void)
 
 /* Before anything of the command's: devices, capabilities, filter. */
 static int
-confine(int ro_dev, int seccomp, int capture)
+confine(int ro_dev, int seccomp)
 {
 #ifdef __linux__
 	if (ro_dev && devices_readonly() < 0)
 		return STEP_DEVICES;
-	/* --capture: bwrap gave CAP_NET_ADMIN and CAP_NET_BIND_SERVICE. */
-	if ((ro_dev || capture) && caps_drop(0, ro_dev) < 0)
+	if (ro_dev && caps_drop(0, 1) < 0)
 		return STEP_CAPS;
 	if (seccomp && load_seccomp() < 0)
 		return STEP_SECCOMP;
 #else
 	(void)ro_dev;
 	(void)seccomp;
-	(void)capture;
 #endif
 	return -1;
 }
@@ -303,9 +302,9 @@ shim_check(const struct sbx_opts *o, struct sbx_err *e)
 }
 
 struct shim_opts {
-	int	 bridge, ro_dev, seccomp, wrapped, tty, capture;
+	int	 bridge, ro_dev, seccomp, wrapped, tty;
+	int	 capture;	/* --capture N: N ports, or -1 */
 	long	 procs;
-	struct strv allow;	/* --allow PATTERN: the --allow-host list */
 };
 
 /* The shim's options; the index of "--", or -1 when they are not its. */
@@ -318,10 +317,10 @@ parse(int argc, char **argv, struct shim_opts *so)
 	for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (strcmp(argv[i], "--bridge") == 0)
 			so->bridge = 1;
-		else if (strcmp(argv[i], "--capture") == 0)
-			so->capture = 1;
-		else if (strcmp(argv[i], "--allow") == 0 && i + 1 < argc)
-			strv_push(&so->allow, argv[++i]);
+		else if (strcmp(argv[i], "--capture") == 0 && i + 1 < argc &&
+		    (so->capture = (int)strtol(argv[i + 1], &end, 10)) >= 0 &&
+		    so->capture <= NETNS_MAXPORTS && *end == '\0')
+			i++;
 		else if (strcmp(argv[i], "--tty") == 0)
 			so->tty = 1;
 		else if (strcmp(argv[i], "--procs") == 0 && i + 1 < argc &&
@@ -394,8 +393,7 @@ job_setup(const struct shim_opts *so)
 	if (so->tty && tty_take(0) < 0)
 		return STEP_TTY;
 	if (so->procs > 0) {
-		r.rlim_cur = r.rlim_max = (rlim_t)(so->procs + 1 +
-		    so->bridge + so->capture);
+		r.rlim_cur = r.rlim_max = (rlim_t)(so->procs + 1 + so->bridge);
 		if (setrlimit(RLIMIT_NPROC, &r) < 0)
 			return STEP_LIMITS;
 	}
@@ -428,6 +426,7 @@ shim_main(int argc, char **argv)
 	/* Seatbelt's profile: sandbox-exec read it and left it open. */
 	(void)close(FD_ARGS);
 	memset(&so, 0, sizeof(so));
+	so.capture = -1;
 	if ((i = parse(argc, argv, &so)) < 0) {
 		send_status(ST_SETUP, STEP_SHIM, 0, EINVAL);
 		return EXIT_SBX;
@@ -436,24 +435,24 @@ shim_main(int argc, char **argv)
 		set_cloexec(FD_BRIDGE);
 	if (reopen_all(argc, argv, i) < 0)
 		return EXIT_SBX;
-	if (so.capture) {
+	if (so.capture >= 0) {
 		/* bwrap read these (--ro-bind-data); the command gets neither. */
 		(void)close(FD_RESOLV);
 		(void)close(FD_HOSTS);
 	}
-	/* Before the capabilities go: the helper needs two of them. */
-	if (so.capture && (!so.bridge ||
-	    netns_start(so.allow.v, so.allow.n, FD_BRIDGE) < 0)) {
-		send_status(ST_SETUP, STEP_CAPTURE, 0, errno);
-		return EXIT_SBX;
-	}
-	if ((step = confine(so.ro_dev, so.seccomp, so.capture)) >= 0) {
+	if ((step = confine(so.ro_dev, so.seccomp)) >= 0) {
 		send_status(ST_SETUP, step, 0, errno);
 		return EXIT_SBX;
 	}
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
+	/* The capture's sockets, before the bridge shares FD_BRIDGE. */
+	if (so.capture >= 0 && (!so.bridge ||
+	    netns_shim(FD_BRIDGE, so.capture) < 0)) {
+		send_status(ST_SETUP, STEP_CAPTURE, 0, errno);
+		return EXIT_SBX;
+	}
 	if (so.bridge && start_bridge() < 0) {
 		send_status(ST_SETUP, STEP_BRIDGE, 0, errno);
 		return EXIT_SBX;
