@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -54,10 +55,22 @@ netns_resolv(void)
 	    NETNS_DNS);
 }
 
+/* localhost and its kin stay the sandbox's own loopback, allowed or not. */
+static int
+loopback_name(const char *w)
+{
+	size_t n = strlen(w);
+
+	return strcasecmp(w, "localhost") == 0 ||
+	    strncasecmp(w, "localhost.", 10) == 0 ||
+	    strncasecmp(w, "ip6-", 4) == 0 ||
+	    (n > 10 && strcasecmp(w + n - 10, ".localhost") == 0);
+}
+
 /*
  * The /etc/hosts inside: the host's, less every line that names a host
  * the allowlist matches (that name is the resolver's to answer, with its
- * synthetic address).
+ * synthetic address), unless it names localhost too.
  */
 char *
 netns_hosts(const struct sbx_opts *o)
@@ -65,12 +78,12 @@ netns_hosts(const struct sbx_opts *o)
 	struct strv out = { NULL, 0, 0 };
 	char line[4096], word[256], *buf, *p;
 	size_t n = 0, i;
-	int ports[NETNS_MAXPORTS], skip;
+	int ports[NETNS_MAXPORTS], skip, keep;
 	FILE *f;
 
 	if ((f = fopen("/etc/hosts", "r")) != NULL) {
 		while (fgets(line, sizeof line, f) != NULL) {
-			skip = 0;
+			skip = keep = 0;
 			p = line;
 			/* The address, then names up to a comment. */
 			p += strcspn(p, " \t\r\n#");
@@ -80,12 +93,14 @@ netns_hosts(const struct sbx_opts *o)
 				if (i == 0)
 					break;
 				snprintf(word, sizeof word, "%.*s", (int)i, p);
-				if (proxy_name_ports(o->hosts, o->nhosts, word,
-				    ports, NETNS_MAXPORTS) > 0)
+				if (loopback_name(word))
+					keep = 1;
+				else if (proxy_name_ports(o->hosts, o->nhosts,
+				    word, ports, NETNS_MAXPORTS) > 0)
 					skip = 1;
 				p += i;
 			}
-			if (!skip) {
+			if (!skip || keep) {
 				i = strlen(line);
 				strv_pushf(&out, "%s%s", line, i > 0 &&
 				    line[i - 1] == '\n' ? "" : "\n");
