@@ -68,22 +68,27 @@ loopback_name(const char *w)
 }
 
 /*
- * The /etc/hosts inside: the host's, less every line that names a host
- * the allowlist matches (that name is the resolver's to answer, with its
- * synthetic address), unless it names localhost too.
+ * The /etc/hosts inside: of the host's, only the lines that name
+ * localhost (and its kin) or this machine's own name, which programs look
+ * up and must find; every other name is the resolver's to answer, by the
+ * allowlist.
  */
 char *
 netns_hosts(const struct sbx_opts *o)
 {
 	struct strv out = { NULL, 0, 0 };
-	char line[4096], word[256], *buf, *p;
+	char line[4096], word[256], self[256], *buf, *p, *dot;
 	size_t n = 0, i;
-	int ports[NETNS_MAXPORTS], skip, keep;
+	int keep;
 	FILE *f;
 
+	(void)o;
+	if (gethostname(self, sizeof self) < 0)
+		self[0] = '\0';
+	self[sizeof self - 1] = '\0';
 	if ((f = fopen("/etc/hosts", "r")) != NULL) {
 		while (fgets(line, sizeof line, f) != NULL) {
-			skip = keep = 0;
+			keep = 0;
 			p = line;
 			/* The address, then names up to a comment. */
 			p += strcspn(p, " \t\r\n#");
@@ -93,21 +98,23 @@ netns_hosts(const struct sbx_opts *o)
 				if (i == 0)
 					break;
 				snprintf(word, sizeof word, "%.*s", (int)i, p);
-				if (loopback_name(word))
+				dot = strchr(word, '.');
+				if (loopback_name(word) || (self[0] != '\0' &&
+				    (strcasecmp(word, self) == 0 || (dot != NULL &&
+				    strncasecmp(word, self, (size_t)(dot - word))
+				    == 0 && self[dot - word] == '\0'))))
 					keep = 1;
-				else if (proxy_name_ports(o->hosts, o->nhosts,
-				    word, ports, NETNS_MAXPORTS) > 0)
-					skip = 1;
 				p += i;
 			}
-			if (!skip || keep) {
+			if (keep) {
 				i = strlen(line);
 				strv_pushf(&out, "%s%s", line, i > 0 &&
 				    line[i - 1] == '\n' ? "" : "\n");
 			}
 		}
 		fclose(f);
-	} else
+	}
+	if (out.n == 0)
 		strv_push(&out, "127.0.0.1\tlocalhost\n::1\tlocalhost\n");
 	for (i = 0; i < out.n; i++)
 		n += strlen(out.v[i]);
@@ -118,7 +125,6 @@ netns_hosts(const struct sbx_opts *o)
 	strv_free(&out);
 	return buf;
 }
-
 
 /* The ports the allowlist names, each once (80 and 443 first): N. */
 int
