@@ -1867,7 +1867,8 @@ proxy_refused(struct proxy *p, const char *host, int port, const char *reason)
 
 /*
  * The shim's sockets in the sandbox's network namespace ("n"): set up
- * here, with sbx's privilege over it (netns.c), and the shim answered.
+ * here, with sbx's privilege over it (netns.c), and the shim answered:
+ * 0, or an errno that ends the launch (a second "n").
  */
 static void
 netns_take(struct proxy *p, int *fds, size_t n)
@@ -1879,8 +1880,13 @@ netns_take(struct proxy *p, int *fds, size_t n)
 		for (i = 0; i < n; i++)
 			close(fds[i]);
 		err = EINVAL;
-	} else
-		err = netns_setup(p->netns, fds, n);
+	} else if ((err = netns_setup(p->netns, fds, n)) != 0) {
+		/* The proxy variables still work: said, not fatal. */
+		fprintf(stderr, "sbx: warning: --allow-host: programs that "
+		    "ignore the proxy variables get no names: the capture "
+		    "could not be set up: %s\n", strerror(err));
+		err = 0;
+	}
 	(void)send(p->bfd, &err, sizeof err, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
