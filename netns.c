@@ -126,7 +126,11 @@ netns_hosts(const struct sbx_opts *o)
 	return buf;
 }
 
-/* The ports the allowlist names, each once (80 and 443 first): N. */
+/*
+ * The ports the allowlist names, each once, but BRIDGE_PORT: their
+ * number. Not captured, that port's hosts are reached by the proxy
+ * variables only.
+ */
 int
 netns_ports(const struct host_pattern *hp, size_t n, int *ports)
 {
@@ -142,7 +146,9 @@ netns_ports(const struct host_pattern *hp, size_t n, int *ports)
 		} else
 			cand[nc++] = hp[i].port;
 		for (c = 0; c < nc; c++) {
-			p = cand[c];
+			/* 127.0.0.1:BRIDGE_PORT is the bridge's, inside. */
+			if ((p = cand[c]) == BRIDGE_PORT)
+				continue;
 			for (j = 0; j < k && ports[j] != p; j++)
 				;
 			if (j == k && k < NETNS_MAXPORTS)
@@ -406,7 +412,7 @@ serve_udp(struct netns *n, struct proxy *p)
 /*
  * DNS over TCP (a client whose UDP answer came truncated, which sbx's
  * never are, or one that insists): one query, one answer. It waits for
- * the query 200 ms at most, in sbx's loop: the only blocking here.
+ * the query 50 ms at most, in sbx's loop: the only blocking here.
  */
 static void
 serve_tcp(struct netns *n, struct proxy *p)
@@ -414,7 +420,7 @@ serve_tcp(struct netns *n, struct proxy *p)
 	unsigned char q[2 + 1500], a[2 + 1600];
 	struct pollfd pf;
 	size_t got = 0, want = 2, len;
-	int64_t end = now_ms() + 200, left;
+	int64_t end = now_ms() + 50, left;
 	ssize_t k;
 	int fd;
 
