@@ -382,6 +382,7 @@ static void
 shim_args(const struct plan *pl, const struct bwrap_priv *bp,
     struct strv *v)
 {
+	int ports[NETNS_MAXPORTS];
 	char **c;
 	size_t i;
 
@@ -391,9 +392,8 @@ shim_args(const struct plan *pl, const struct bwrap_priv *bp,
 		strv_push(v, "--ro-dev");
 	strv_push(v, "--seccomp");
 	if (pl->bridge_fd >= 0) {
+		/* The capture's ports: the shim makes a socket for each. */
 		strv_push(v, "--bridge");
-		int ports[NETNS_MAXPORTS];
-
 		strv_push(v, "--capture");
 		strv_pushf(v, "%d", netns_ports(pl->o->hosts, pl->o->nhosts,
 		    ports));
@@ -537,8 +537,8 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 		d = netns_hosts(pl->o);
 		add_fd(l, FD_HOSTS, -1, (unsigned char *)d, strlen(d));
 		strv_pushf(&l->dry, "# resolver: %s:53 inside (UDP, TCP), "
-		    "named by /etc/resolv.conf; /etc/hosts less the allowed "
-		    "names", NETNS_DNS);
+		    "named by /etc/resolv.conf; /etc/hosts holds only localhost "
+		    "and this machine's name", NETNS_DNS);
 		strv_pushf(&l->dry, "# capture: allowed names resolve to "
 		    "addresses of %s (lo, this run only); a connection to one "
 		    "on an allowed port goes to the proxy as CONNECT NAME:PORT; "
