@@ -382,7 +382,6 @@ static void
 shim_args(const struct plan *pl, const struct bwrap_priv *bp,
     struct strv *v)
 {
-	int ports[NETNS_MAXPORTS];
 	char **c;
 	size_t i;
 
@@ -392,11 +391,10 @@ shim_args(const struct plan *pl, const struct bwrap_priv *bp,
 		strv_push(v, "--ro-dev");
 	strv_push(v, "--seccomp");
 	if (pl->bridge_fd >= 0) {
-		/* The capture's ports: the shim makes a socket for each. */
+		/* The capture: the shim makes its sockets inside. */
 		strv_push(v, "--bridge");
 		strv_push(v, "--capture");
-		strv_pushf(v, "%d", netns_ports(pl->o->hosts, pl->o->nhosts,
-		    ports));
+		strv_pushf(v, "%d", NETNS_POOL);
 	}
 	strv_push(v, "--wrapped-env");
 	if (pl->tty_fds)
@@ -541,7 +539,7 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 		    "and this machine's name", NETNS_DNS);
 		strv_pushf(&l->dry, "# capture: allowed names resolve to "
 		    "addresses of %s (lo, this run only); a connection to one "
-		    "on an allowed port goes to the proxy as CONNECT NAME:PORT; "
+		    "on a port it may reach goes to the proxy as CONNECT NAME:PORT; "
 		    "other names NXDOMAIN, other addresses unreachable",
 		    NETNS_RANGE);
 	}

@@ -4,27 +4,27 @@
  *
  * The shim (--capture N) makes sockets inside the namespace and hands them
  * to sbx's proxy over FD_BRIDGE before the command runs: one UDP and one
- * TCP socket for DNS, N TCP sockets for the allowed ports. sbx, outside,
- * then does what needs privilege over that namespace and what the shim
- * could not do in bwrap's nested user namespace (it holds no capability
- * in the one that owns the network namespace; sbx, that namespace's
- * creator or root, holds them all): it puts NETNS_ADDR/15 on lo as
- * "lo:sbx" (a prefix on a loopback device is a local route, as
- * 127.0.0.0/8 is: every address of 198.18.0.0/15 is local inside), binds
- * the DNS sockets to 127.0.0.53:53 and the others to 0.0.0.0:PORT. The
- * sockets stay the namespace's; sbx serves them in its own loop:
+ * TCP socket for DNS and a pool of N TCP sockets. sbx, outside, then does
+ * what needs privilege over that namespace and what the shim could not do
+ * in bwrap's nested user namespace (it holds no capability in the one that
+ * owns the network namespace; sbx, that namespace's creator or root, holds
+ * them all): it puts NETNS_ADDR/15 on lo as "lo:sbx" (a prefix on a
+ * loopback device is a local route, as 127.0.0.0/8 is: every address of
+ * 198.18.0.0/15 is local inside) and binds the DNS sockets to
+ * 127.0.0.53:53. The sockets stay the namespace's; sbx serves them in the
+ * proxy's part of its loop:
  *
  *  - DNS: a name the --allow-host list allows gets a synthetic address of
- *    that range, its own for the run (the first one random); AAAA and
- *    other types an empty answer; any other name NXDOMAIN, into
- *    blocked_hosts. The /etc/resolv.conf bwrap binds inside names it.
- *  - A connection accepted on an allowed port, to a synthetic address, is
- *    mapped back to its name and given to the proxy as a CONNECT to
- *    NAME:PORT would be (proxy_captured()). To any other local address
- *    it is reset.
+ *    that range, its own for the run (the first one random), and a
+ *    listener from the pool at that address on each port its patterns
+ *    allow; AAAA and other types an empty answer; any other name NXDOMAIN,
+ *    into blocked_hosts. The /etc/resolv.conf bwrap binds inside names it.
+ *  - A connection accepted on a name's listener is given to the proxy as a
+ *    CONNECT to NAME:PORT would be (proxy_captured()).
  *
- * Any other address has no route inside (ENETUNREACH). Bounded:
- * NETNS_NAMES names, NETNS_MAXPORTS ports.
+ * Any other address has no route inside (ENETUNREACH), any other port of
+ * the range no listener (ECONNREFUSED); loopback stays the command's own.
+ * Bounded: NETNS_NAMES names, NETNS_POOL listeners (then SERVFAIL).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -126,38 +126,6 @@ netns_hosts(const struct sbx_opts *o)
 	return buf;
 }
 
-/*
- * The ports the allowlist names, each once, but BRIDGE_PORT: their
- * number. Not captured, that port's hosts are reached by the proxy
- * variables only.
- */
-int
-netns_ports(const struct host_pattern *hp, size_t n, int *ports)
-{
-	int k = 0, j, p;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		int cand[2], nc = 0, c;
-
-		if (hp[i].port == 0) {
-			cand[nc++] = 80;
-			cand[nc++] = 443;
-		} else
-			cand[nc++] = hp[i].port;
-		for (c = 0; c < nc; c++) {
-			/* 127.0.0.1:BRIDGE_PORT is the bridge's, inside. */
-			if ((p = cand[c]) == BRIDGE_PORT)
-				continue;
-			for (j = 0; j < k && ports[j] != p; j++)
-				;
-			if (j == k && k < NETNS_MAXPORTS)
-				ports[k++] = p;
-		}
-	}
-	return k;
-}
-
 #ifdef __linux__
 #include <sys/ioctl.h>
 #include <net/if.h>
@@ -172,8 +140,11 @@ struct netns {
 	const struct host_pattern *hosts;
 	size_t		 nhosts;
 	int		 udp, tcp;	/* DNS, -1 until set up */
-	int		 lsn[NETNS_MAXPORTS];
-	int		 port[NETNS_MAXPORTS];
+	int		 pool[NETNS_POOL];	/* sockets made inside, unbound */
+	size_t		 npool;
+	int		 lsn[NETNS_POOL];	/* bound to NAME's address:PORT */
+	int		 lname[NETNS_POOL];
+	int		 lport[NETNS_POOL];
 	size_t		 nlsn;
 	struct name	*names;		/* NETNS_NAMES */
 	size_t		 nnames;
@@ -212,6 +183,8 @@ netns_free(struct netns *n)
 		close(n->tcp);
 	for (i = 0; i < n->nlsn; i++)
 		close(n->lsn[i]);
+	for (i = 0; i < n->npool; i++)
+		close(n->pool[i]);
 	free(n->names);
 	free(n);
 }
@@ -232,7 +205,7 @@ ifreq_addr(int fd, unsigned long req, const char *addr)
 }
 
 static int
-bind_to(int fd, const char *addr, int port, int stream)
+bind_to(int fd, uint32_t addr, int port, int stream)
 {
 	struct sockaddr_in sin;
 	int one = 1;
@@ -241,7 +214,7 @@ bind_to(int fd, const char *addr, int port, int stream)
 	memset(&sin, 0, sizeof sin);
 	sin.sin_family = AF_INET;
 	sin.sin_port = htons((uint16_t)port);
-	sin.sin_addr.s_addr = inet_addr(addr);
+	sin.sin_addr.s_addr = htonl(addr);
 	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) < 0 ||
 	    (stream && listen(fd, 128) < 0) || set_cloexec(fd) < 0 ||
 	    set_nonblock(fd) < 0)
@@ -250,27 +223,23 @@ bind_to(int fd, const char *addr, int port, int stream)
 }
 
 /*
- * The shim's sockets (fds[0] UDP, fds[1] TCP, then one per allowed port,
- * in netns_ports() order): made to serve. 0, or an errno; on failure every
+ * The shim's sockets (fds[0] UDP, fds[1] TCP, then the pool the names'
+ * listeners are made of): made to serve. 0, or an errno; on failure every
  * descriptor is closed.
  */
 int
 netns_setup(struct netns *n, const int *fds, size_t nfds)
 {
-	int ports[NETNS_MAXPORTS], np, err = 0;
+	uint32_t dns = ntohl(inet_addr(NETNS_DNS));
+	int err = 0;
 	size_t i;
 
-	np = netns_ports(n->hosts, n->nhosts, ports);
-	if (n->udp >= 0 || nfds != 2 + (size_t)np)
+	if (n->udp >= 0 || nfds < 2 || nfds > 2 + NETNS_POOL)
 		err = EINVAL;
 	else if (ifreq_addr(fds[0], SIOCSIFADDR, NETNS_ADDR) < 0 ||
 	    ifreq_addr(fds[0], SIOCSIFNETMASK, "255.254.0.0") < 0 ||
-	    bind_to(fds[0], NETNS_DNS, 53, 0) < 0 ||
-	    bind_to(fds[1], NETNS_DNS, 53, 1) < 0)
+	    bind_to(fds[0], dns, 53, 0) < 0 || bind_to(fds[1], dns, 53, 1) < 0)
 		err = errno;
-	for (i = 0; err == 0 && i < (size_t)np; i++)
-		if (bind_to(fds[2 + i], "0.0.0.0", ports[i], 1) < 0)
-			err = errno;
 	if (err != 0) {
 		for (i = 0; i < nfds; i++)
 			close(fds[i]);
@@ -278,11 +247,8 @@ netns_setup(struct netns *n, const int *fds, size_t nfds)
 	}
 	n->udp = fds[0];
 	n->tcp = fds[1];
-	for (i = 0; i < (size_t)np; i++) {
-		n->lsn[i] = fds[2 + i];
-		n->port[i] = ports[i];
-	}
-	n->nlsn = (size_t)np;
+	for (i = 2; i < nfds; i++)
+		n->pool[n->npool++] = fds[i];
 	return 0;
 }
 
@@ -302,20 +268,38 @@ netns_fds(const struct netns *n, int *fds, size_t max)
 	return k;
 }
 
-/* The synthetic address of an allowed name; 0: the run's are used up. */
+/*
+ * The synthetic address of an allowed name, listened on at the ports it
+ * may reach (np of them), each a socket of the pool; 0: the run's are used
+ * up.
+ */
 static uint32_t
-name_addr(struct netns *n, const char *name)
+name_addr(struct netns *n, const char *name, const int *ports, int np)
 {
+	uint32_t a;
 	size_t i;
+	int k, fd;
 
 	for (i = 0; i < n->nnames; i++)
 		if (strcmp(n->names[i].name, name) == 0)
 			return n->names[i].addr;
-	if (n->nnames == NETNS_NAMES || n->next >= n->hi)
+	if (n->nnames == NETNS_NAMES || n->next >= n->hi ||
+	    n->npool < (size_t)np)
 		return 0;
+	a = n->next++;
+	for (k = 0; k < np; k++) {
+		fd = n->pool[--n->npool];
+		if (bind_to(fd, a, ports[k], 1) < 0) {
+			close(fd);
+			continue;
+		}
+		n->lsn[n->nlsn] = fd;
+		n->lname[n->nlsn] = (int)n->nnames;
+		n->lport[n->nlsn++] = ports[k];
+	}
 	snprintf(n->names[n->nnames].name, sizeof n->names[0].name, "%s",
 	    name);
-	n->names[n->nnames].addr = n->next++;
+	n->names[n->nnames].addr = a;
 	return n->names[n->nnames++].addr;
 }
 
@@ -328,7 +312,7 @@ answer(struct netns *n, struct proxy *p, const unsigned char *q, size_t len,
     unsigned char *a, size_t cap)
 {
 	char name[256];
-	int ports[NETNS_MAXPORTS];
+	int ports[NETNS_POOL], np;
 	size_t at = 12, nl = 0, qend;
 	unsigned type, rcode = 0, i;
 	uint32_t addr = 0;
@@ -360,13 +344,13 @@ answer(struct netns *n, struct proxy *p, const unsigned char *q, size_t len,
 		return 0;
 	if ((q[2] >> 3 & 0xf) != 0)
 		rcode = 4;	/* NOTIMP: only standard queries */
-	else if (proxy_name_ports(n->hosts, n->nhosts, name, ports,
-	    NETNS_MAXPORTS) <= 0) {
+	else if ((np = proxy_name_ports(n->hosts, n->nhosts, name, ports,
+	    NETNS_POOL)) <= 0) {
 		rcode = 3;	/* NXDOMAIN */
 		/* Reverse lookups are not a host the command tried. */
 		if (nl > 0 && (nl < 5 || strcmp(name + nl - 5, ".arpa") != 0))
 			proxy_refused(p, name, 0, "not_listed");
-	} else if ((addr = name_addr(n, name)) == 0)
+	} else if ((addr = name_addr(n, name, ports, np)) == 0)
 		rcode = 2;	/* SERVFAIL: the run's names are used up */
 	memcpy(a, q, qend);
 	a[2] = (unsigned char)(0x84 | (q[2] & 0x79));	/* QR AA, RD kept */
@@ -453,48 +437,18 @@ out:
 	close(fd);
 }
 
+/* Connections to a name's address and port: to the proxy as NAME:PORT. */
 static void
-reset(int fd)
+capture(struct netns *n, struct proxy *p, size_t l, int64_t now)
 {
-	struct linger lg = { 1, 0 };
-
-	(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
-	close(fd);
-}
-
-/* A connection to PORT: to its name's proxy, or reset. */
-static void
-capture(struct netns *n, struct proxy *p, int lfd, int port, int64_t now)
-{
-	struct sockaddr_in sin;
-	socklen_t slen;
-	char ip[INET_ADDRSTRLEN];
-	uint32_t a;
-	size_t i;
 	int fd, k;
 
 	for (k = 0; k < 64; k++) {
-		if ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC |
+		if ((fd = accept4(n->lsn[l], NULL, NULL, SOCK_CLOEXEC |
 		    SOCK_NONBLOCK)) < 0)
 			return;
-		slen = sizeof sin;
-		if (getsockname(fd, (struct sockaddr *)&sin, &slen) < 0 ||
-		    sin.sin_family != AF_INET) {
-			reset(fd);
-			continue;
-		}
-		a = ntohl(sin.sin_addr.s_addr);
-		for (i = 0; i < n->nnames && n->names[i].addr != a; i++)
-			;
-		if (i < n->nnames) {
-			proxy_captured(p, fd, n->names[i].name, port, now);
-			continue;
-		}
-		/* One of the range no name was given: a hard-coded one. */
-		if (a >= n->lo && a <= n->hi &&
-		    inet_ntop(AF_INET, &sin.sin_addr, ip, sizeof ip) != NULL)
-			proxy_refused(p, ip, port, "ip_address");
-		reset(fd);
+		proxy_captured(p, fd, n->names[n->lname[l]].name, n->lport[l],
+		    now);
 	}
 }
 
@@ -510,7 +464,7 @@ netns_ready(struct netns *n, struct proxy *p, int fd, int64_t now)
 	else
 		for (i = 0; i < n->nlsn; i++)
 			if (fd == n->lsn[i])
-				capture(n, p, fd, n->port[i], now);
+				capture(n, p, i, now);
 }
 
 /*
@@ -523,15 +477,15 @@ netns_shim(int bridge, int nports)
 {
 	union {
 		struct cmsghdr	h;
-		char		b[CMSG_SPACE((2 + NETNS_MAXPORTS) * sizeof(int))];
+		char		b[CMSG_SPACE((2 + NETNS_POOL) * sizeof(int))];
 	} u;
-	int fds[2 + NETNS_MAXPORTS], i, n = 2 + nports, err = 0;
+	int fds[2 + NETNS_POOL], i, n = 2 + nports, err = 0;
 	struct msghdr m;
 	struct iovec iov;
 	struct cmsghdr *cm;
 	ssize_t k;
 
-	if (nports < 0 || nports > NETNS_MAXPORTS) {
+	if (nports < 0 || nports > NETNS_POOL) {
 		errno = EINVAL;
 		return -1;
 	}

@@ -142,7 +142,7 @@ struct proxy {
 	size_t		 nconns;
 	int		 nlookups;	/* threads running */
 	int		 npipes;	/* relay pipes open */
-	struct slot	 slot[2 * MAX_CONNS + 3 + 2 + NETNS_MAXPORTS];
+	struct slot	 slot[2 * MAX_CONNS + 3 + 2 + NETNS_POOL];
 	struct netns	*netns;		/* the capture (bridge only), or NULL */
 	size_t		 nslot;
 	struct strv	 blocked;
@@ -1933,7 +1933,7 @@ take_fds(struct proxy *p, struct msghdr *m, const char *msg, size_t len,
 {
 	struct cmsghdr *cm;
 	struct stat sb;
-	int fds[2 + NETNS_MAXPORTS];
+	int fds[2 + NETNS_POOL];
 	size_t i, n, nn = 0;
 	int fd, setup = len == 1 && msg[0] == 'n';
 
@@ -1965,7 +1965,7 @@ bridge_recv(struct proxy *p, int64_t now)
 {
 	union {
 		struct cmsghdr	h;
-		char		b[CMSG_SPACE((2 + NETNS_MAXPORTS) * sizeof(int))];
+		char		b[CMSG_SPACE((2 + NETNS_POOL) * sizeof(int))];
 	} u;
 	struct msghdr m;
 	struct iovec iov;
@@ -2187,7 +2187,7 @@ size_t
 proxy_pollfds(void *ctx, struct pollfd *fds, size_t max)
 {
 	struct proxy *p = ctx;
-	int nfd[2 + NETNS_MAXPORTS];
+	int nfd[2 + NETNS_POOL];
 	size_t i, nn;
 
 	p->nslot = 0;
@@ -2218,7 +2218,7 @@ proxy_handle(void *ctx, const struct pollfd *fds, size_t n)
 	struct proxy *p = ctx;
 	int64_t now = now_ms();
 	int listen_ready = 0, bridge_ready = 0, wake_ready = 0;
-	int nready[2 + NETNS_MAXPORTS];
+	int nready[2 + NETNS_POOL];
 	size_t i, count, nn = 0;
 
 	if (p->pause_until != 0 && p->pause_until <= now)

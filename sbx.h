@@ -420,11 +420,10 @@ void	 proxy_refused(struct proxy *, const char *, int, const char *);
 #define NETNS_ADDR	"198.18.0.1"	/* on lo, /15: the synthetic range */
 #define NETNS_RANGE	"198.18.0.0/15"
 #define NETNS_DNS	"127.0.0.53"	/* sbx's resolver inside, port 53 */
-#define NETNS_MAXPORTS	32		/* distinct --allow-host ports */
+#define NETNS_POOL	64		/* listeners: names x their ports */
 struct netns;
 char	*netns_resolv(void);
 char	*netns_hosts(const struct sbx_opts *);
-int	 netns_ports(const struct host_pattern *, size_t, int *);
 struct netns *netns_new(const struct host_pattern *, size_t);
 int	 netns_setup(struct netns *, const int *, size_t);
 size_t	 netns_fds(const struct netns *, int *, size_t);

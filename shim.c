@@ -303,7 +303,7 @@ shim_check(const struct sbx_opts *o, struct sbx_err *e)
 
 struct shim_opts {
 	int	 bridge, ro_dev, seccomp, wrapped, tty;
-	int	 capture;	/* --capture N: N ports, or -1 */
+	int	 capture;	/* --capture N: N sockets to listen, or -1 */
 	long	 procs;
 };
 
@@ -319,7 +319,7 @@ parse(int argc, char **argv, struct shim_opts *so)
 			so->bridge = 1;
 		else if (strcmp(argv[i], "--capture") == 0 && i + 1 < argc &&
 		    (so->capture = (int)strtol(argv[i + 1], &end, 10)) >= 0 &&
-		    so->capture <= NETNS_MAXPORTS && *end == '\0')
+		    so->capture <= NETNS_POOL && *end == '\0')
 			i++;
 		else if (strcmp(argv[i], "--tty") == 0)
 			so->tty = 1;
