@@ -24,7 +24,7 @@
  *
  * Any other address has no route inside (ENETUNREACH), any other port of
  * the range no listener (ECONNREFUSED); loopback stays the command's own.
- * Bounded: NETNS_NAMES names, NETNS_POOL listeners (then SERVFAIL).
+ * Bounded: NETNS_POOL listeners, so as many names at most (then SERVFAIL).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,7 +43,7 @@
 
 #include "sbx.h"
 
-#define NETNS_NAMES	4096
+#define NETNS_NAMES	NETNS_POOL	/* each takes a listener at least */
 #define NETNS_TTL	60
 
 /* The resolv.conf inside: sbx's resolver alone. */
