@@ -545,7 +545,8 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	}
 	l->status_fd = FD_STATUS;
 	l->flags = L_SHIM | L_PIDNS | L_SPARE_LEADER | L_OWN_NPROC;
-	l->helpers = 2 + (pl->bridge_fd >= 0);	/* bwrap, the shim, the bridge */
+	/* bwrap, the shim and its refusals' thread, the bridge */
+	l->helpers = 3 + (pl->bridge_fd >= 0);
 	strv_free(&args);
 	free(bwrap);
 	return 0;

@@ -382,8 +382,8 @@ end_namespace(void)
 }
 
 /*
- * Before the command: the terminal taken, RLIMIT_NPROC set (the shim and
- * its bridge already count). The failed step, or -1.
+ * Before the command: the terminal taken, RLIMIT_NPROC set (the shim, its
+ * bridge and the refusals' thread already count). The failed step, or -1.
  */
 static int
 job_setup(const struct shim_opts *so)
@@ -393,7 +393,8 @@ job_setup(const struct shim_opts *so)
 	if (so->tty && tty_take(0) < 0)
 		return STEP_TTY;
 	if (so->procs > 0) {
-		r.rlim_cur = r.rlim_max = (rlim_t)(so->procs + 1 + so->bridge);
+		r.rlim_cur = r.rlim_max = (rlim_t)(so->procs + 1 + so->bridge +
+		    (listener >= 0));
 		if (setrlimit(RLIMIT_NPROC, &r) < 0)
 			return STEP_LIMITS;
 	}
@@ -444,6 +445,18 @@ shim_main(int argc, char **argv)
 		send_status(ST_SETUP, step, 0, errno);
 		return EXIT_SBX;
 	}
+#ifdef __linux__
+	/*
+	 * The refusals' thread, before anything can be refused and before
+	 * RLIMIT_NPROC, which counts it (so->procs leaves it a slot). The
+	 * command's child forks from here (musl and glibc keep malloc
+	 * usable in it).
+	 */
+	if (listener >= 0 && notify_refusals(listener, FD_STATUS) < 0) {
+		send_status(ST_SETUP, STEP_SECCOMP, 0, errno);
+		return EXIT_SBX;
+	}
+#endif
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
@@ -468,14 +481,6 @@ shim_main(int argc, char **argv)
 	}
 	if (pid == 0)
 		run_command(argv + i + 1, command_env(so.wrapped), so.tty);
-#ifdef __linux__
-	/* After the fork: the child execs from a process of one thread. */
-	if (listener >= 0 && notify_refusals(listener, FD_STATUS) < 0) {
-		kill(pid, SIGKILL);
-		send_status(ST_SETUP, STEP_SECCOMP, 0, errno);
-		return EXIT_SBX;
-	}
-#endif
 	if (so.tty) {
 		/* Both sides, as a shell does: whichever runs first. */
 		setpgid(pid, pid);
