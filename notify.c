@@ -2318,7 +2318,9 @@ sup_main(void *arg)
 		if ((q->c = find_call(q->n.data.nr)) == NULL) {
 			/* Not one of these calls: a refusal of the filter's. */
 			refusal_text(&q->n, text, sizeof(text));
-			deny_text(s, text);
+			/* What was read is the caller's, not a reused pid's. */
+			if (still_valid(s, q))
+				deny_text(s, text);
 			answer(s, q, 0, EPERM);
 			continue;
 		}
@@ -2535,10 +2537,13 @@ refusal_text(const struct snotif *n, char *out, size_t size)
 	case D_PATH0:
 	case D_PATH1:
 		if (read_str(n->pid, a[r->d == D_PATH0 ? 0 : 1], path,
-		    sizeof(path)) < 0)
-			snprintf(out, size, "%s", r->name);
-		else
+		    sizeof(path)) == 0)
 			snprintf(out, size, "%s %s", r->name, path);
+		else if (errno == ENAMETOOLONG)	/* cut, and marked so */
+			snprintf(out, size, "%s %.*s...", r->name,
+			    (int)sizeof(path) - 4, path);
+		else
+			snprintf(out, size, "%s", r->name);
 		break;
 	case D_FD0:
 		snprintf(out, size, "%s fd %d", r->name, (int)a[0]);

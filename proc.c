@@ -629,24 +629,40 @@ struct pinfo {
 	pid_t		pid;
 	pid_t		ppid;
 	char		state;
+	long		threads;
 	uint64_t	ticks;	/* its CPU time and its reaped children's */
 };
 
-/* "ppid pgrp ... utime stime cutime cstime": fields 4 to 17 of stat. */
+/*
+ * "ppid pgrp ... utime stime cutime cstime priority nice num_threads":
+ * fields 4 to 20 of stat.
+ */
 static void
 parse_stat(const char *p, struct pinfo *pi)
 {
 	char *end;
+	long long v;
 	int i;
 
 	pi->ppid = (pid_t)strtol(p, &end, 10);
-	for (i = 5; i <= 17 && end != p; i++) {
+	for (i = 5; i <= 20 && end != p; i++) {
 		p = end;
-		if (i >= 14)
+		if (i >= 14 && i <= 17)
 			pi->ticks += strtoull(p, &end, 10);
-		else
-			(void)strtoll(p, &end, 10);
+		else if ((v = strtoll(p, &end, 10)), i == 20)
+			pi->threads = (long)v;
 	}
+}
+
+/*
+ * Dead and only waiting to be reaped: a zombie with no thread left. A
+ * process whose main thread exited shows as a zombie while its other
+ * threads run on, and must be killed like any other.
+ */
+static int
+gone(const struct pinfo *pi)
+{
+	return pi->state == 'Z' && pi->threads <= 1;
 }
 
 /* Every process's parent, state and CPU ticks, from /proc. */
@@ -737,7 +753,7 @@ kill_tree(int sig, pid_t spare)
 	if ((t = descendants(&n)) == NULL)
 		return 0;
 	for (i = 0; i < n; i++) {
-		if (t[i].state == 'Z' || t[i].pid == spare)
+		if (gone(&t[i]) || t[i].pid == spare)
 			continue;
 		kill(t[i].pid, sig);
 		if (sig == SIGTERM)

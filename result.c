@@ -322,18 +322,28 @@ static void
 field_list(struct buf *b, int json, const char *k, const struct strv *v,
     const char *sep)
 {
-	char *all;
+	char *all, *o;
+	const char *p;
 	size_t i, n = 1;
 
 	if (v->n == 0)
 		return;
 	for (i = 0; i < v->n; i++)
-		n += strlen(v->v[i]) + strlen(sep);
-	all = xcalloc(1, n);
+		n += 3 * strlen(v->v[i]) + strlen(sep);
+	o = all = xcalloc(1, n);
+	/*
+	 * An entry holding the separator's first byte, or '%', has it as
+	 * %3B, %2C or %25: a path the command chose cannot read as two
+	 * entries (denied's "; ").
+	 */
 	for (i = 0; i < v->n; i++) {
 		if (i)
-			strcat(all, sep);
-		strcat(all, v->v[i]);
+			o = stpcpy(o, sep);
+		for (p = v->v[i]; *p; p++)
+			if (*p == sep[0] || *p == '%')
+				o += sprintf(o, "%%%02X", (unsigned char)*p);
+			else
+				*o++ = *p;
 	}
 	field_cstr(b, json, k, all);
 	free(all);

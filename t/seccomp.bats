@@ -329,3 +329,23 @@ EOF
 		[ "$(kv signal)" = SIGSYS ]
 	done
 }
+
+@test "seccomp: a path the command chose can neither forge entries of denied nor hide what was refused" {
+	local b
+	for b in "${backends[@]}"; do
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" -- python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+nr = 165 if os.uname().machine == "x86_64" else 40
+libc.syscall(nr, b"x", b"/a; chmod /etc/shadow%", 0, 0)
+libc.syscall(nr, b"x", b"/" + b"/" * 300 + b"etc", 0, 0)' 3>&-
+		echo "$b: $(kv denied)"
+		[ "$(kv denied_count)" = 2 ]
+		# Two entries, "; " apart: the first path does not read as two.
+		[ "$(kv denied | awk -F'; ' '{print NF}')" = 2 ]
+		[ "$(kv denied | awk -F'; ' '{print $1}')" = \
+		    "mount /a%3B chmod /etc/shadow%25" ]
+		# The long path is named, cut and marked, not dropped.
+		[[ "$(kv denied | awk -F'; ' '{print $2}')" == "mount ///"*"..." ]]
+	done
+}
