@@ -527,6 +527,110 @@ resolve_all(const char *opt, const struct strv *in, struct strv *out)
 }
 
 /*
+ * One path given to -C, -w or --scope, walked again by its descriptors
+ * (walk_checked()): it must reach what realpath(3) gave, and pass through
+ * no symbolic link that lies in a folder of w. The inode reached is the
+ * one every backend grants (checked_add()).
+ */
+static void
+check_named(const char *opt, const char *given, const char *resolved,
+    const struct strv *w)
+{
+	char link[40], here[PATH_MAX], *real;
+	struct sbx_err e;
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	fd = walk_checked(given, w, &real);
+	if (fd == -2) {
+		sbx_errf(&e, ERR_PATH, "%s %s: %s is a symbolic link in a "
+		    "folder writable in this run, so a sandboxed command may "
+		    "have made it; to grant its target on purpose, name it: "
+		    "%s %s", opt, shown(given), shown(real), opt,
+		    shown(resolved));
+		fail(&e, 1);
+	}
+	if (fd < 0) {
+		sbx_errf(&e, ERR_PATH, "%s %s: %s", opt, shown(given),
+		    strerror(errno));
+		fail(&e, 1);
+	}
+	n = -1;
+#ifdef __linux__
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, here, sizeof(here) - 1);
+#else
+	(void)link;
+#endif
+	if (n >= 0)
+		here[n] = '\0';
+	if (strcmp(real, resolved) != 0 || (n >= 0 &&
+	    strcmp(here, resolved) != 0) || fstat(fd, &st) < 0) {
+		sbx_errf(&e, ERR_PATH, "%s %s: changed while sbx started "
+		    "(%s, then %s); try again", opt, shown(given),
+		    shown(resolved), shown(strcmp(real, resolved) ? real :
+		    here));
+		fail(&e, 1);
+	}
+	checked_add(resolved, fd, &st);
+	free(real);
+}
+
+/* An existing --deny path or cache folder: the inode it is now. */
+static void
+check_held(const char *opt, const char *resolved)
+{
+	struct sbx_err e;
+	struct stat st;
+	int fd;
+
+	if ((fd = open_nolinks(resolved, &st)) >= 0) {
+		checked_add(resolved, fd, &st);
+		return;
+	}
+	if (errno == ENOENT)
+		return;
+	sbx_errf(&e, ERR_PATH, "%s %s: %s", opt, shown(resolved),
+	    errno == ELOOP ? "changed while sbx started; try again" :
+	    strerror(errno));
+	fail(&e, 1);
+}
+
+/*
+ * Each path once more, by descriptors: a -C, -w or --scope path must not
+ * pass through a symbolic link that lies in a folder writable in this run
+ * (or in the root, writable but for --scope), and every path must still
+ * be what it resolved to. What the backends grant is what was checked.
+ */
+static void
+check_paths(const struct raw *raw)
+{
+	struct strv w = { NULL, 0, 0 };
+	size_t i;
+
+	strv_push(&w, opts.root);
+	for (i = 0; i < opts.write.n; i++)
+		strv_push(&w, opts.write.v[i]);
+	for (i = 0; i < opts.scope.n; i++)
+		strv_push(&w, opts.scope.v[i]);
+	for (i = 0; i < opts.cache_dirs.n; i++)
+		strv_push(&w, opts.cache_dirs.v[i]);
+	check_named("-C", raw->root ? raw->root : ".", opts.root, &w);
+	for (i = 0; i < opts.write.n; i++)
+		check_named("-w", raw->write.v[i], opts.write.v[i], &w);
+	for (i = 0; i < opts.scope.n; i++)
+		check_named("--scope", raw->scope.v[i], opts.scope.v[i], &w);
+	for (i = 0; i < opts.cache_dirs.n; i++)
+		check_held("--cache", opts.cache_dirs.v[i]);
+	for (i = 0; i < opts.deny_write.n; i++)
+		check_held("--deny-write", opts.deny_write.v[i]);
+	for (i = 0; i < opts.deny_read.n; i++)
+		check_held("--deny-read", opts.deny_read.v[i]);
+	strv_free(&w);
+}
+
+/*
  * Every path absolute and real. A missing one is an error, never a skip,
  * except for --deny-read and --deny-write: those stay absent.
  */
@@ -543,6 +647,7 @@ resolve_paths(const struct raw *raw)
 	if (opts.cache.n > 0 && cache_prepare(&opts.cache, &opts.cache_root,
 	    &opts.cache_dirs, &e) < 0)
 		fail(&e, 1);
+	check_paths(raw);
 }
 
 /* Before anything that could fail with a result: it goes where asked. */

@@ -316,6 +316,12 @@ char	*self_path(const char *);
 void	 exec_command(char **, char **);
 size_t	 utf8_len(const unsigned char *, size_t);
 int	 caps_drop(uint64_t, int);
+struct stat;
+int	 open_nolinks(const char *, struct stat *);
+int	 walk_checked(const char *, const struct strv *, char **);
+void	 checked_add(const char *, int, const struct stat *);
+int	 checked_fd(const char *);
+int	 checked_same(const char *, const struct stat *);
 
 /* policy.c */
 int	 policy_compile(const struct sbx_opts *, struct policy *,

@@ -609,3 +609,227 @@ caps_drop(uint64_t keep, int lock)
 	return 0;
 }
 #endif
+
+#ifndef O_PATH
+#define O_PATH	O_RDONLY
+#endif
+
+/* One component of a path into name; the rest after it, or NULL. */
+static const char *
+next_name(const char *p, char *name, size_t size)
+{
+	size_t n;
+
+	while (*p == '/')
+		p++;
+	if (*p == '\0')
+		return NULL;
+	n = strcspn(p, "/");
+	if (n >= size)
+		n = size - 1;
+	memcpy(name, p, n);
+	name[n] = '\0';
+	return p + n;
+}
+
+/*
+ * An O_PATH descriptor on path (absolute, resolved), reached from / one
+ * component at a time without following a symbolic link anywhere: a name
+ * swapped for a link between a check and a use cannot send the use
+ * elsewhere. -1 with errno ELOOP when a component is a link; st is what
+ * the descriptor holds. Close-on-exec.
+ */
+int
+open_nolinks(const char *path, struct stat *st)
+{
+	char name[NAME_MAX + 1];
+	const char *p = path;
+	int fd, nfd;
+
+	if (path[0] != '/') {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	while ((p = next_name(p, name, sizeof(name))) != NULL) {
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+			close(fd);
+			errno = EINVAL;
+			return -1;
+		}
+		nfd = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (nfd < 0)
+			return -1;
+		fd = nfd;
+		if (fstat(fd, st) < 0 || S_ISLNK(st->st_mode)) {
+			close(fd);
+			errno = ELOOP;
+			return -1;
+		}
+	}
+	if (fstat(fd, st) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The inodes sbx checked, by resolved path: the -C, -w, --scope, --cache
+ * and existing --deny paths, each opened once when the options were
+ * resolved (sbx.c). A backend grants or holds the very inode checked, by
+ * its descriptor or by comparing what it opens with it.
+ */
+static struct checked {
+	char	*path;
+	int	 fd;
+	dev_t	 dev;
+	ino_t	 ino;
+} *checked;
+static size_t nchecked;
+
+void
+checked_add(const char *path, int fd, const struct stat *st)
+{
+	size_t i;
+
+	for (i = 0; i < nchecked; i++)
+		if (strcmp(checked[i].path, path) == 0) {
+			close(fd);
+			return;
+		}
+	checked = xrealloc(checked, (nchecked + 1) * sizeof(*checked));
+	checked[nchecked].path = xstrdup(path);
+	checked[nchecked].fd = fd;
+	checked[nchecked].dev = st->st_dev;
+	checked[nchecked].ino = st->st_ino;
+	nchecked++;
+}
+
+/* The checked descriptor of path, or -1 (not one of sbx's checks). */
+int
+checked_fd(const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < nchecked; i++)
+		if (strcmp(checked[i].path, path) == 0)
+			return checked[i].fd;
+	return -1;
+}
+
+/* 0 when path was checked as another inode than st; 1 otherwise. */
+int
+checked_same(const char *path, const struct stat *st)
+{
+	size_t i;
+
+	for (i = 0; i < nchecked; i++)
+		if (strcmp(checked[i].path, path) == 0)
+			return checked[i].dev == st->st_dev &&
+			    checked[i].ino == st->st_ino;
+	return 1;
+}
+
+/*
+ * path as a command line names it, walked one component at a time from
+ * the working folder or /, following a symbolic link only where it lies
+ * outside every folder of w: a link inside one may have been made by an
+ * earlier sandboxed command, and following it would grant a place that
+ * command chose. Returns an O_PATH descriptor on what path names and its
+ * resolved name in *real; or -1 with errno set; or -2 with the link in
+ * *real (the folder that holds it lies in w).
+ */
+int
+walk_checked(const char *path, const struct strv *w, char **real)
+{
+	char name[NAME_MAX + 1], target[PATH_MAX], *cur, *rest, *s;
+	const char *p;
+	struct stat st;
+	int fd, nfd, hops = 0;
+	ssize_t n;
+	size_t i;
+
+	*real = NULL;
+	if (path[0] == '/') {
+		cur = xstrdup("/");
+		fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		if ((cur = getcwd(NULL, 0)) == NULL)
+			return -1;
+		fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	rest = xstrdup(path);
+	if (fd < 0)
+		goto fail;
+	for (p = rest; (p = next_name(p, name, sizeof(name))) != NULL; ) {
+		if (strcmp(name, ".") == 0)
+			continue;
+		if (strcmp(name, "..") == 0) {
+			nfd = openat(fd, "..", O_PATH | O_DIRECTORY |
+			    O_CLOEXEC);
+			if ((s = strrchr(cur, '/')) != NULL)
+				s[s == cur] = '\0';
+		} else
+			nfd = openat(fd, name, O_PATH | O_NOFOLLOW |
+			    O_CLOEXEC);
+		if (nfd < 0 && errno != ELOOP)
+			goto fail;
+		if (nfd >= 0 && fstat(nfd, &st) < 0) {
+			close(nfd);
+			goto fail;
+		}
+		if (nfd >= 0 && !S_ISLNK(st.st_mode)) {
+			close(fd);
+			fd = nfd;
+			if (strcmp(name, "..") != 0) {
+				s = path_join(cur, name);
+				free(cur);
+				cur = s;
+			}
+			continue;
+		}
+		/* A symbolic link in the folder cur. */
+		if (nfd >= 0)
+			close(nfd);
+		for (i = 0; w != NULL && i < w->n; i++)
+			if (path_under(cur, w->v[i])) {
+				*real = path_join(cur, name);
+				free(cur);
+				free(rest);
+				close(fd);
+				return -2;
+			}
+		if (++hops > 40 || (n = readlinkat(fd, name, target,
+		    sizeof(target) - 1)) <= 0) {
+			errno = hops > 40 ? ELOOP : errno;
+			goto fail;
+		}
+		target[n] = '\0';
+		s = xasprintf("%s%s", target, p);
+		free(rest);
+		rest = s;
+		p = rest;
+		if (target[0] == '/') {
+			close(fd);
+			free(cur);
+			cur = xstrdup("/");
+			if ((fd = open("/", O_PATH | O_DIRECTORY |
+			    O_CLOEXEC)) < 0)
+				goto fail;
+		}
+	}
+	free(rest);
+	*real = cur;
+	return fd;
+fail:
+	n = errno;
+	if (fd >= 0)
+		close(fd);
+	free(cur);
+	free(rest);
+	errno = (int)n;
+	return -1;
+}
