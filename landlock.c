@@ -94,7 +94,12 @@ struct ll_plan {
 	struct ll_rule	*r;
 	size_t		 n;
 	size_t		 cap;
+	int		 rfd;		/* the ruleset, made here; -1: dry run */
+	struct file_id	*granted;	/* the folders with make_reg, as added */
+	size_t		 ngranted;
 };
+
+#define FD_RULESET	4	/* the ruleset's number in the child */
 
 /* One class of rights: the exceptions ("marks") that shape its grants. */
 enum { C_RFILE, C_RDIR, C_WRITE, NCLASS };
@@ -548,6 +553,7 @@ describe(const struct ll_plan *p, struct strv *dry)
 }
 
 static int confine(void *);
+static int make_ruleset(struct ll_plan *, struct sbx_err *);
 
 /*
  * The supervisor's view: the policy, the folders Landlock grants, and
@@ -556,17 +562,8 @@ static int confine(void *);
 static struct sup *
 supervisor(const struct ll_plan *p, const struct plan *pl)
 {
-	const char **granted = xcalloc(p->n + 1, sizeof(char *));
-	struct sup *s;
-	size_t i, n = 0;
-
-	for (i = 0; i < p->n; i++)
-		if (p->r[i].access & FS_MAKE_REG)
-			granted[n++] = p->r[i].path;
-	s = notify_new(pl->pol, granted, n, pl->o->net, pl->proxy_port,
-	    p->scoped == 0);
-	free(granted);
-	return s;
+	return notify_new(pl->pol, p->granted, p->ngranted, pl->o->net,
+	    pl->proxy_port, p->scoped == 0);
 }
 
 /* The child sent the filter's listener: the supervisor answers it. */
@@ -610,7 +607,10 @@ landlock_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	p->net = o->net == NET_ALL ? 0 : NET_BIND_TCP | NET_CONNECT_TCP;
 	p->scoped = abi >= ABI_SCOPED ? SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL : 0;
 	p->proxy = o->net == NET_PROXY;
+	p->rfd = -1;
 	if (plan_rules(p, pl->pol, e) < 0)
+		return -1;
+	if (!o->dry_run && make_ruleset(p, e) < 0)
 		return -1;
 	flavour = SECCOMP_FOR_LANDLOCK | SECCOMP_NOTIFY_META |
 	    (p->holes.n ? SECCOMP_NOTIFY_ENTRIES : 0) |
@@ -634,6 +634,11 @@ landlock_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	l->confine = confine;
 	l->take_fd = take_listener;
 	l->status_fd = p->status_fd = 3;
+	if (p->rfd >= 0) {
+		l->fd[l->nfd].num = FD_RULESET;
+		l->fd[l->nfd].src = p->rfd;
+		l->nfd++;
+	}
 	l->flags = L_KEEPER;
 	return 0;
 }
@@ -666,28 +671,62 @@ allow_std_ttys(int rfd, uint64_t fs)
 	}
 }
 
+/*
+ * The ruleset, made by sbx before the launch: each rule added on a
+ * descriptor reached from / without following a link (open_nolinks()),
+ * or on the very descriptor sbx checked a named path with, so that a
+ * folder swapped for a link while sbx starts gets no grant, and the
+ * grant is never the link's target. A path gone or turned into a link
+ * since the plan gets none (narrower); a checked path that is another
+ * inode now fails the run.
+ */
 static int
-add_rules(int rfd, const struct ll_plan *p)
+make_ruleset(struct ll_plan *p, struct sbx_err *e)
 {
+	struct ruleset_attr ra;
 	struct path_beneath pb;
+	struct stat st;
 	size_t i;
-	int fd, r;
+	int fd, r, own;
 
+	ra.fs = p->fs;
+	ra.net = p->net;
+	ra.scoped = p->scoped;
+	p->rfd = (int)syscall(NR_landlock_create_ruleset, &ra, sizeof(ra), 0);
+	if (p->rfd < 0)
+		return sbx_errf(e, ERR_SANDBOX, "landlock: "
+		    "landlock_create_ruleset: %s", strerror(errno));
+	set_cloexec(p->rfd);
+	p->granted = xcalloc(p->n + 1, sizeof(*p->granted));
 	for (i = 0; i < p->n; i++) {
-		/* Gone or unreachable since the plan: no grant, narrower.
-		 * The raw call: musl's open() follows O_CLOEXEC with an
-		 * fcntl() of its own, one more system call per rule. */
-		fd = (int)syscall(SYS_openat, AT_FDCWD, p->r[i].path,
-		    O_PATH | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0)
+		own = (fd = checked_fd(p->r[i].path)) < 0;
+		if (own && (fd = open_nolinks(p->r[i].path, &st)) < 0)
 			continue;
+		/* A held path's folder under another name: it moved. */
+		if ((!own && fstat(fd, &st) < 0) ||
+		    !checked_same(p->r[i].path, &st) ||
+		    checked_elsewhere(p->r[i].path, &st)) {
+			if (own)
+				close(fd);
+			return sbx_errf(e, ERR_PATH, "%s: changed while sbx "
+			    "started; try again", shown(p->r[i].path));
+		}
 		pb.allowed_access = p->r[i].access;
 		pb.parent_fd = fd;
-		r = (int)syscall(NR_landlock_add_rule, rfd,
+		r = (int)syscall(NR_landlock_add_rule, p->rfd,
 		    RULE_PATH_BENEATH, &pb, 0);
-		close(fd);
-		if (r < 0 && errno != EINVAL && errno != EBADFD)
-			return -1;
+		if (own)
+			close(fd);
+		/* EINVAL: a folder's rights on what is a file by now. */
+		if (r < 0 && errno != EINVAL)
+			return sbx_errf(e, ERR_SANDBOX, "landlock: "
+			    "landlock_add_rule %s: %s", shown(p->r[i].path),
+			    strerror(errno));
+		if (r == 0 && (p->r[i].access & FS_MAKE_REG) &&
+		    S_ISDIR(st.st_mode)) {
+			p->granted[p->ngranted].dev = st.st_dev;
+			p->granted[p->ngranted++].ino = st.st_ino;
+		}
 	}
 	return 0;
 }
@@ -703,6 +742,9 @@ landlock_release(void *plan)
 	for (i = 0; i < p->n; i++)
 		free(p->r[i].path);
 	free(p->r);
+	free(p->granted);
+	if (p->rfd >= 0)
+		close(p->rfd);
 	free(p->bpf);
 	notify_free(p->sup);
 	strv_free(&p->holes);
@@ -721,19 +763,10 @@ static int
 confine(void *priv)
 {
 	const struct ll_plan *p = priv;
-	struct ruleset_attr ra;
-	int rfd, saved;
+	int rfd = FD_RULESET, saved;
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return STEP_LANDLOCK;
-	ra.fs = p->fs;
-	ra.net = p->abi >= 4 ? p->net : 0;
-	ra.scoped = p->scoped;
-	rfd = (int)syscall(NR_landlock_create_ruleset, &ra, sizeof(ra), 0);
-	if (rfd < 0)
-		return STEP_LANDLOCK;
-	if (add_rules(rfd, p) < 0)
-		goto fail;
 	allow_std_ttys(rfd, p->fs);
 	if (syscall(NR_landlock_restrict_self, rfd, 0) < 0)
 		goto fail;

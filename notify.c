@@ -2335,11 +2335,10 @@ sup_main(void *arg)
  * Landlock grants let the kernel judge writes below them.
  */
 struct sup *
-notify_new(const struct policy *pol, const char *const *granted, size_t n,
+notify_new(const struct policy *pol, const struct file_id *granted, size_t n,
     int net, int proxy_port, int scope)
 {
 	struct sup *s = xcalloc(1, sizeof(*s));
-	struct stat st;
 	size_t i;
 
 	s->r = xcalloc(pol->n + 1, sizeof(*s->r));
@@ -2348,12 +2347,13 @@ notify_new(const struct policy *pol, const char *const *granted, size_t n,
 		s->r[i].path = xstrdup(pol->r[i].path);
 	}
 	s->n = pol->n;
+	/* The very folders Landlock's rules were added on, by descriptor:
+	 * a name looked up again could be another folder by now. */
 	s->granted = xcalloc(n + 1, sizeof(*s->granted));
-	for (i = 0; i < n && s->ngranted < MAX_GRANTED; i++)
-		if (stat(granted[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-			s->granted[s->ngranted].dev = st.st_dev;
-			s->granted[s->ngranted++].ino = st.st_ino;
-		}
+	for (i = 0; i < n && s->ngranted < MAX_GRANTED; i++) {
+		s->granted[s->ngranted].dev = granted[i].dev;
+		s->granted[s->ngranted++].ino = granted[i].ino;
+	}
 	s->keep_caps = geteuid() == 0;
 	s->net = net;
 	s->proxy_port = proxy_port;

@@ -15,7 +15,8 @@
  * path that cannot be used is skipped. A protected name that does not
  * exist and gets no placeholder goes to the policy's missing list, not the
  * rules: bwrap and Landlock need a file to hold, Seatbelt holds the name.
- * No I/O besides stat, readdir and realpath.
+ * No I/O besides stat, readdir and realpath, and the O_PATH descriptors
+ * that note the held paths' inodes (note_held()).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -507,6 +508,38 @@ add_all(struct plist *l, const struct strv *v, enum rule_kind kind)
 	}
 }
 
+/*
+ * The inode of each held path below a writable folder, and of each folder
+ * between them (checked_add()): a backend that finds one of them under
+ * another name, or another inode at the name, while it starts, fails
+ * instead of granting around a folder that was swapped.
+ */
+static void
+note_held(const struct plist *l, const struct strv *w)
+{
+	const char *holder;
+	struct stat st;
+	char *p, *s;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < l->n; i++) {
+		if (l->r[i].kind == RULE_WRITE || l->r[i].type == PATH_MISSING ||
+		    (holder = writable_holder(w, l->r[i].path)) == NULL)
+			continue;
+		p = xstrdup(l->r[i].path);
+		while (strcmp(p, holder) != 0) {
+			if (checked_fd(p) < 0 &&
+			    (fd = open_nolinks(p, &st)) >= 0)
+				checked_add(p, fd, &st);
+			if ((s = strrchr(p, '/')) == NULL || s == p)
+				break;
+			*s = '\0';
+		}
+		free(p);
+	}
+}
+
 int
 policy_compile(const struct sbx_opts *o, struct policy *p, struct sbx_err *e)
 {
@@ -545,6 +578,7 @@ policy_compile(const struct sbx_opts *o, struct policy *p, struct sbx_err *e)
 		    1, prot.r[i].create);
 	add_all(&l, &o->deny_write, RULE_READONLY);
 	add_all(&l, &o->deny_read, RULE_DENY_READ);
+	note_held(&l, &p->writable);
 	p->missing = prot.missing;
 	memset(&prot.missing, 0, sizeof(prot.missing));
 	plist_free(&prot);

@@ -546,8 +546,9 @@ check_named(const char *opt, const char *given, const char *resolved,
 	if (fd == -2) {
 		sbx_errf(&e, ERR_PATH, "%s %s: %s is a symbolic link in a "
 		    "folder writable in this run, so a sandboxed command may "
-		    "have made it; to grant its target on purpose, name it: "
-		    "%s %s", opt, shown(given), shown(real), opt,
+		    "have made it; to %s its target on purpose, name it: "
+		    "%s %s", opt, shown(given), shown(real),
+		    strncmp(opt, "--deny", 6) ? "grant" : "deny", opt,
 		    shown(resolved));
 		fail(&e, 1);
 	}
@@ -598,6 +599,29 @@ check_held(const char *opt, const char *resolved)
 }
 
 /*
+ * A --deny path, walked as -w is: a link in a writable folder on the way
+ * would deny its target and leave the folder that was there writable
+ * under the name it was swapped to. A missing one stays absent, held by
+ * its first missing name.
+ */
+static void
+check_deny(const char *opt, const char *given, const char *resolved,
+    const struct strv *w)
+{
+	struct stat st;
+	char *real;
+	int fd;
+
+	if ((fd = walk_checked(given, w, &real)) == -1 && errno == ENOENT &&
+	    lstat(resolved, &st) < 0)
+		return;
+	if (fd >= 0)
+		close(fd);
+	free(real);
+	check_named(opt, given, resolved, w);
+}
+
+/*
  * Each path once more, by descriptors: a -C, -w or --scope path must not
  * pass through a symbolic link that lies in a folder writable in this run
  * (or in the root, writable but for --scope), and every path must still
@@ -624,9 +648,11 @@ check_paths(const struct raw *raw)
 	for (i = 0; i < opts.cache_dirs.n; i++)
 		check_held("--cache", opts.cache_dirs.v[i]);
 	for (i = 0; i < opts.deny_write.n; i++)
-		check_held("--deny-write", opts.deny_write.v[i]);
+		check_deny("--deny-write", raw->deny_write.v[i],
+		    opts.deny_write.v[i], &w);
 	for (i = 0; i < opts.deny_read.n; i++)
-		check_held("--deny-read", opts.deny_read.v[i]);
+		check_deny("--deny-read", raw->deny_read.v[i],
+		    opts.deny_read.v[i], &w);
 	strv_free(&w);
 }
 

@@ -322,6 +322,9 @@ int	 walk_checked(const char *, const struct strv *, char **);
 void	 checked_add(const char *, int, const struct stat *);
 int	 checked_fd(const char *);
 int	 checked_same(const char *, const struct stat *);
+int	 checked_elsewhere(const char *, const struct stat *);
+struct file_id;
+int	 checked_id(const char *, struct file_id *);
 
 /* policy.c */
 int	 policy_compile(const struct sbx_opts *, struct policy *,
@@ -381,7 +384,11 @@ int	 seccomp_install(const unsigned char *, size_t, int);
 
 /* notify.c: the Landlock backend's supervisor (Linux) */
 struct sup;
-struct sup *notify_new(const struct policy *, const char *const *, size_t,
+struct file_id {
+	dev_t	dev;
+	ino_t	ino;
+};
+struct sup *notify_new(const struct policy *, const struct file_id *, size_t,
 	    int, int, int);
 void	 notify_start(struct sup *, int, pid_t);
 void	 notify_stop(struct sup *);

@@ -733,6 +733,35 @@ checked_same(const char *path, const struct stat *st)
 	return 1;
 }
 
+/* 1 when st's inode was checked under another name than path. */
+int
+checked_elsewhere(const char *path, const struct stat *st)
+{
+	size_t i;
+
+	for (i = 0; i < nchecked; i++)
+		if (checked[i].dev == st->st_dev &&
+		    checked[i].ino == st->st_ino &&
+		    strcmp(checked[i].path, path) != 0)
+			return 1;
+	return 0;
+}
+
+/* The inode path was checked as, if it was; 0 otherwise. */
+int
+checked_id(const char *path, struct file_id *id)
+{
+	size_t i;
+
+	for (i = 0; i < nchecked; i++)
+		if (strcmp(checked[i].path, path) == 0) {
+			id->dev = checked[i].dev;
+			id->ino = checked[i].ino;
+			return 1;
+		}
+	return 0;
+}
+
 /*
  * path as a command line names it, walked one component at a time from
  * the working folder or /, following a symbolic link only where it lies
