@@ -43,9 +43,21 @@ static const char *const base_opts[] = {
 	"--ro-bind", "/", "/", NULL
 };
 
+/*
+ * The paths bound by descriptor (--bind-fd, --ro-bind-fd) get numbers from
+ * here on in bwrap, which closes them once it has bound them.
+ */
+#define FD_FIRST_BIND	10
+#define MAX_BINDS	(LAUNCH_MAXFD - 8)
+
 /* What only bwrap keeps of a launch. */
 struct bwrap_priv {
 	const char	*self;		/* sbx, run inside as the shim */
+	int		 dry;		/* --dry-run: nothing kept open */
+	struct strv	 binds;		/* bound by descriptor: FD_FIRST_BIND + i */
+	int		*fds;		/* their descriptors, opened here */
+	struct strv	 checks;	/* KIND ID PATH each: for the shim */
+	char		*failed;	/* a path that changed while sbx started */
 	struct strv	 placeholders;	/* mount points bwrap creates */
 	struct strv	 reopen;	/* fd digit, path: for the shim */
 	struct strv	 lockdir;	/* the folders of the placeholders */
@@ -67,6 +79,64 @@ push3(struct strv *v, const char *op, const char *a, const char *b)
 	strv_push(v, b);
 }
 
+/*
+ * What the shim checks inside before the command starts: at path, reached
+ * without a link, the mount kind says (rw or ro: the inode id; cover: an
+ * empty read-only mount; tmp: the run's own /tmp).
+ */
+static void
+check(struct bwrap_priv *bp, const char *kind, const char *id,
+    const char *path)
+{
+	push3(&bp->checks, kind, id, path);
+}
+
+/*
+ * path bound by a descriptor sbx opened without following a link, the
+ * very one it checked a named path with: bwrap mounts that inode, not
+ * whatever the name leads to by then (a folder swapped for a symbolic
+ * link while sbx starts). The shim checks that it lies at path.
+ */
+static void
+bind_fd(struct strv *v, struct bwrap_priv *bp, const char *op,
+    const char *path)
+{
+	struct stat st;
+	char num[16], id[64];
+	int fd, kept;
+
+	if (bp->binds.n == MAX_BINDS) {
+		if (bp->failed == NULL)
+			bp->failed = xasprintf("more than %d paths to bind",
+			    MAX_BINDS);
+		return;
+	}
+	kept = checked_fd(path);
+	fd = kept >= 0 ? fcntl(kept, F_DUPFD_CLOEXEC, 0) :
+	    open_nolinks(path, &st);
+	if (fd < 0 || fstat(fd, &st) < 0 || !checked_same(path, &st) ||
+	    checked_elsewhere(path, &st)) {
+		if (bp->failed == NULL)
+			bp->failed = xasprintf("%s: changed while sbx started; "
+			    "try again", shown(path));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (bp->dry) {
+		close(fd);
+		fd = -1;
+	}
+	bp->fds = xrealloc(bp->fds, (bp->binds.n + 1) * sizeof(int));
+	bp->fds[bp->binds.n] = fd;
+	snprintf(num, sizeof(num), "%zu", FD_FIRST_BIND + bp->binds.n);
+	strv_push(&bp->binds, path);
+	push3(v, op, num, path);
+	snprintf(id, sizeof(id), "%llu:%llu", (unsigned long long)st.st_dev,
+	    (unsigned long long)st.st_ino);
+	check(bp, strcmp(op, "--bind-fd") ? "ro" : "rw", id, path);
+}
+
 /* An empty folder nobody can write: a read-only tmpfs of mode 0555. */
 static void
 empty_dir(struct strv *v, const char *path)
@@ -74,6 +144,13 @@ empty_dir(struct strv *v, const char *path)
 	push2(v, "--perms", "0555");
 	push2(v, "--tmpfs", path);
 	push2(v, "--remount-ro", path);
+}
+
+static void
+empty_dir_checked(struct strv *v, struct bwrap_priv *bp, const char *path)
+{
+	empty_dir(v, path);
+	check(bp, "cover", "-", path);
 }
 
 /*
@@ -84,6 +161,13 @@ static void
 null_file(struct strv *v, const char *path)
 {
 	push3(v, "--ro-bind", "/dev/null", path);
+}
+
+static void
+null_file_checked(struct strv *v, struct bwrap_priv *bp, const char *path)
+{
+	null_file(v, path);
+	check(bp, "cover", "-", path);
 }
 
 /*
@@ -106,6 +190,7 @@ fresh_dir(struct strv *v, const struct bwrap_priv *bp, const char *path)
 	}
 	push2(v, "--perms", "1777");
 	push2(v, "--tmpfs", path);
+	check((struct bwrap_priv *)bp, "tmp", "-", path);
 	if (bp->self && path_under(bp->self, path))
 		push3(v, "--ro-bind", bp->self, bp->self);
 	for (i = 0; i + 1 < bp->reopen.n; i += 2)
@@ -128,8 +213,30 @@ absent(struct strv *v, struct bwrap_priv *bp, const struct policy *pol,
 {
 	if (policy_holder(pol, r->path) == NULL)
 		return;
-	null_file(v, r->path);
+	null_file_checked(v, bp, r->path);
 	strv_push(&bp->placeholders, r->path);
+}
+
+/* A device bound by name: its inode, for the shim to compare. */
+static void
+dev_checked(struct bwrap_priv *bp, const char *path)
+{
+	struct stat st;
+	char id[64];
+	int fd;
+
+	if ((fd = open_nolinks(path, &st)) < 0 || !checked_same(path, &st)) {
+		if (bp->failed == NULL)
+			bp->failed = xasprintf("%s: changed while sbx started; "
+			    "try again", shown(path));
+	} else {
+		snprintf(id, sizeof(id), "%llu:%llu",
+		    (unsigned long long)st.st_dev,
+		    (unsigned long long)st.st_ino);
+		check(bp, "rw", id, path);
+	}
+	if (fd >= 0)
+		close(fd);
 }
 
 static void
@@ -142,9 +249,13 @@ add_rule(struct strv *v, struct bwrap_priv *bp, const struct policy *pol,
 			fresh_dir(v, bp, r->path);
 			break;
 		}
-		/* A device the user asked to write needs device access. */
-		push3(v, r->type == PATH_OTHER ? "--dev-bind" : "--bind",
-		    r->path, r->path);
+		/* A device the user asked to write needs device access,
+		 * which bwrap binds only by name: the shim checks it. */
+		if (r->type == PATH_OTHER) {
+			push3(v, "--dev-bind", r->path, r->path);
+			dev_checked(bp, r->path);
+		} else
+			bind_fd(v, bp, "--bind-fd", r->path);
 		break;
 	case RULE_READONLY:
 		if (r->create == PATH_MISSING && r->type == PATH_MISSING) {
@@ -152,7 +263,7 @@ add_rule(struct strv *v, struct bwrap_priv *bp, const struct policy *pol,
 			break;
 		}
 		if (r->create == PATH_MISSING) {
-			push3(v, "--ro-bind", r->path, r->path);
+			bind_fd(v, bp, "--ro-bind-fd", r->path);
 			break;
 		}
 		/* A placeholder: bwrap makes the mount point on the host if
@@ -160,9 +271,9 @@ add_rule(struct strv *v, struct bwrap_priv *bp, const struct policy *pol,
 		 * Also used for an existing empty one, which may be another
 		 * run's placeholder and vanish before bwrap binds it. */
 		if (r->create == PATH_DIR)
-			empty_dir(v, r->path);
+			empty_dir_checked(v, bp, r->path);
 		else
-			null_file(v, r->path);
+			null_file_checked(v, bp, r->path);
 		if (r->type == PATH_MISSING)
 			strv_push(&bp->placeholders, r->path);
 		break;
@@ -170,9 +281,9 @@ add_rule(struct strv *v, struct bwrap_priv *bp, const struct policy *pol,
 		if (r->type == PATH_MISSING)
 			absent(v, bp, pol, r);
 		else if (r->type == PATH_DIR)
-			empty_dir(v, r->path);
+			empty_dir_checked(v, bp, r->path);
 		else
-			null_file(v, r->path);
+			null_file_checked(v, bp, r->path);
 		break;
 	}
 }
@@ -235,7 +346,7 @@ add_policy(struct strv *v, struct bwrap_priv *bp, const struct policy *pol)
 	for (i = 0; i < split; i++)
 		add_rule(v, bp, pol, &pol->r[i]);
 	for (i = 0; i < pins.n; i++)
-		push3(v, "--bind", pins.v[i], pins.v[i]);
+		bind_fd(v, bp, "--bind-fd", pins.v[i]);
 	for (i = split; i < pol->n; i++)
 		add_rule(v, bp, pol, &pol->r[i]);
 	strv_free(&pins);
@@ -408,6 +519,11 @@ shim_args(const struct plan *pl, const struct bwrap_priv *bp,
 		strv_push(v, "--reopen");
 		push2(v, bp->reopen.v[i], bp->reopen.v[i + 1]);
 	}
+	for (i = 0; i + 2 < bp->checks.n; i += 3) {
+		strv_push(v, "--mount");
+		push3(v, bp->checks.v[i], bp->checks.v[i + 1],
+		    bp->checks.v[i + 2]);
+	}
 	strv_push(v, "--");
 	for (c = pl->o->cmd; c && *c; c++)
 		strv_push(v, *c);
@@ -499,6 +615,7 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 
 	l->priv = bp;
 	bp->self = pl->o->self;
+	bp->dry = pl->o->dry_run;
 	if (pl->o->dry_run) {
 		/* Where it would be found; a dry run works without bwrap. */
 		if ((bwrap = find_program("bwrap", NULL)) == NULL)
@@ -511,6 +628,12 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 		return -1;
 	}
 	bwrap_args(pl, bp, &args);
+	if (bp->failed != NULL) {
+		sbx_errf(e, ERR_PATH, "%s", bp->failed);
+		strv_free(&args);
+		free(bwrap);
+		return -1;
+	}
 	strv_push(&l->argv, bwrap);
 	snprintf(fd, sizeof(fd), "%d", FD_ARGS);
 	push2(&l->argv, "--args", fd);
@@ -542,6 +665,12 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 		    "on a port it may reach goes to the proxy as CONNECT NAME:PORT; "
 		    "other names NXDOMAIN, other addresses unreachable",
 		    NETNS_RANGE);
+	}
+	for (i = 0; i < bp->binds.n; i++) {
+		if (!bp->dry)
+			add_fd(l, FD_FIRST_BIND + (int)i, bp->fds[i], NULL, 0);
+		strv_pushf(&l->dry, "# fd %zu: %s", FD_FIRST_BIND + i,
+		    bp->binds.v[i]);
 	}
 	l->status_fd = FD_STATUS;
 	l->flags = L_SHIM | L_PIDNS | L_SPARE_LEADER | L_OWN_NPROC;
@@ -640,11 +769,19 @@ void
 bwrap_release(void *priv)
 {
 	struct bwrap_priv *bp = priv;
+	size_t i;
 
 	if (bp == NULL)
 		return;
 	strv_free(&bp->placeholders);
 	strv_free(&bp->reopen);
+	for (i = 0; i < bp->binds.n; i++)
+		if (bp->fds[i] >= 0)
+			close(bp->fds[i]);
+	free(bp->fds);
+	strv_free(&bp->binds);
+	strv_free(&bp->checks);
+	free(bp->failed);
 	strv_free(&bp->lockdir);
 	free(bp->lock);
 	free(bp);

@@ -180,7 +180,7 @@ struct launch_fd {
 	size_t		 len;
 };
 
-#define LAUNCH_MAXFD	6
+#define LAUNCH_MAXFD	512	/* FD_ARGS..FD_HOSTS, bwrap's --bind-fd */
 
 /*
  * What to run, the same shape for every backend: built by a backend as a
@@ -496,7 +496,7 @@ enum status_kind {
 enum setup_step {
 	STEP_CHDIR, STEP_FDS, STEP_REOPEN, STEP_DEVICES, STEP_CAPS,
 	STEP_SECCOMP, STEP_LANDLOCK, STEP_BRIDGE, STEP_SHIM, STEP_KEEPER,
-	STEP_TTY, STEP_LIMITS, STEP_CAPTURE, NSTEPS
+	STEP_TTY, STEP_LIMITS, STEP_CAPTURE, STEP_MOUNTS, NSTEPS
 };
 void	 proc_status(int, int, int, int, int);
 void	 proc_status_text(int, int, const char *);

@@ -333,6 +333,9 @@ parse(int argc, char **argv, struct shim_opts *so)
 			so->seccomp = 1;
 		else if (strcmp(argv[i], "--wrapped-env") == 0)
 			so->wrapped = 1;
+		else if (strcmp(argv[i], "--mount") == 0 && i + 3 < argc &&
+		    argv[i + 3][0] == '/')
+			i += 3;	/* checked below, before anything else */
 		else if (strcmp(argv[i], "--reopen") == 0 && i + 2 < argc &&
 		    argv[i + 1][0] >= '0' && argv[i + 1][0] <= '2' &&
 		    argv[i + 1][1] == '\0' && argv[i + 2][0] == '/')
@@ -362,6 +365,118 @@ reopen_all(int argc, char **argv, int end)
 	}
 	return 0;
 }
+
+#ifdef __linux__
+/* A mount point as /proc/self/mountinfo writes it: \ooo for odd bytes. */
+static void
+unescape(char *s)
+{
+	char *d = s;
+
+	for (; *s; s++, d++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*d = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
+			    (s[3] - '0'));
+			s += 3;
+		} else
+			*d = *s;
+	}
+	*d = '\0';
+}
+
+/* The --mount PATH of argv whose kind is kind, or 0. */
+static int
+expected(int end, char **argv, const char *mp, const char *kind)
+{
+	int j;
+
+	for (j = 2; j < end; j++)
+		if (strcmp(argv[j], "--mount") == 0 &&
+		    strcmp(argv[j + 1], kind) == 0 &&
+		    strcmp(argv[j + 3], mp) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The mounts as bwrap made them, before anything of the command's runs:
+ * every --mount PATH lies at its path, reached without a link, as the
+ * inode sbx checked (rw, ro) or an empty read-only cover, with the last
+ * mount there read-only or not as asked; and no writable mount lies
+ * anywhere else but bwrap's own /dev and the run's /tmp. A folder swapped
+ * for a symbolic link while sbx started sends a mount elsewhere, and
+ * bwrap's name lookups follow it: caught here, the launch fails (closed).
+ */
+static int
+check_mounts(int end, char **argv)
+{
+	char line[8192], *f[7], *p;
+	struct stat st;
+	unsigned long long dev, ino;
+	FILE *fp;
+	int j, k, fd, found, rw, ok = 1;
+
+	if ((fp = fopen("/proc/self/mountinfo", "re")) == NULL)
+		return -1;
+	while (ok && fgets(line, sizeof(line), fp) != NULL) {
+		for (k = 0, p = line; k < 7 && p != NULL; k++)
+			f[k] = strsep(&p, " \n");
+		if (k < 7 || f[5] == NULL)
+			continue;
+		unescape(f[4]);
+		if (strncmp(f[5], "rw", 2) != 0 || (f[5][2] != ',' &&
+		    f[5][2] != '\0'))
+			continue;
+		if (strcmp(f[4], "/dev") == 0 || strncmp(f[4], "/dev/", 5) == 0 ||
+		    expected(end, argv, f[4], "rw") ||
+		    expected(end, argv, f[4], "tmp"))
+			continue;
+		ok = 0;
+	}
+	for (j = 2; ok && j < end; j++) {
+		if (strcmp(argv[j], "--mount") != 0)
+			continue;
+		if ((fd = open_nolinks(argv[j + 3], &st)) < 0) {
+			ok = 0;
+			break;
+		}
+		close(fd);
+		if (strcmp(argv[j + 1], "rw") == 0 ||
+		    strcmp(argv[j + 1], "ro") == 0) {
+			if (sscanf(argv[j + 2], "%llu:%llu", &dev, &ino) != 2 ||
+			    dev != (unsigned long long)st.st_dev ||
+			    ino != (unsigned long long)st.st_ino) {
+				ok = 0;
+				break;
+			}
+		}
+		/* The last mount on the path: as asked. */
+		rewind(fp);
+		found = 0;
+		rw = 0;
+		while (fgets(line, sizeof(line), fp) != NULL) {
+			for (k = 0, p = line; k < 7 && p != NULL; k++)
+				f[k] = strsep(&p, " \n");
+			if (k < 7 || f[5] == NULL)
+				continue;
+			unescape(f[4]);
+			if (strcmp(f[4], argv[j + 3]) != 0)
+				continue;
+			found = 1;
+			rw = strncmp(f[5], "rw", 2) == 0;
+		}
+		if (!found || rw != (strcmp(argv[j + 1], "rw") == 0 ||
+		    strcmp(argv[j + 1], "tmp") == 0))
+			ok = 0;
+		j += 3;
+	}
+	fclose(fp);
+	if (!ok)
+		errno = EXDEV;
+	return ok ? 0 : -1;
+}
+#endif
 
 /*
  * As the init of bwrap's pid namespace, once the command has ended: what
@@ -434,6 +549,12 @@ shim_main(int argc, char **argv)
 	}
 	if (so.bridge)
 		set_cloexec(FD_BRIDGE);
+#ifdef __linux__
+	if (check_mounts(i, argv) < 0) {
+		send_status(ST_SETUP, STEP_MOUNTS, 0, errno);
+		return EXIT_SBX;
+	}
+#endif
 	if (reopen_all(argc, argv, i) < 0)
 		return EXIT_SBX;
 	if (so.capture >= 0) {
