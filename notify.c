@@ -259,6 +259,9 @@ struct sup {
 	size_t		 capbound;
 	struct inode	*granted;	/* folders Landlock lets write below */
 	size_t		 ngranted;
+	struct inode	*held;		/* read-only and denied folders, as */
+	enum rule_kind	*heldkind;	/* checked when sbx started */
+	size_t		 nheld;
 	int		 keep_caps;	/* the command's capabilities (root) */
 	int		 listener;
 	int		 stop[2];	/* a byte on stop[1] ends the thread */
@@ -610,6 +613,42 @@ enum zone {
 	Z_DENIED	/* --deny-read */
 };
 
+/*
+ * A held folder is judged by its inode as well as by its name: a command
+ * outside (or another run) may swap it with a name that the policy lets
+ * write, and then its path says nothing. pfd or a folder above it that
+ * is a held folder decides; else k stands.
+ */
+static enum rule_kind
+held_inode(const struct sup *s, int pfd, enum rule_kind k)
+{
+	struct stat st, up;
+	size_t i;
+	int fd, next, depth;
+
+	if (s->nheld == 0 || (fd = fcntl(pfd, F_DUPFD_CLOEXEC, 0)) < 0)
+		return k;
+	for (depth = 0; depth < 256 && fstat(fd, &st) == 0; depth++) {
+		for (i = 0; i < s->nheld; i++)
+			if (s->held[i].dev == st.st_dev &&
+			    s->held[i].ino == st.st_ino) {
+				close(fd);
+				return s->heldkind[i];
+			}
+		next = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (next < 0 || fstat(next, &up) < 0 ||
+		    (up.st_dev == st.st_dev && up.st_ino == st.st_ino)) {
+			if (next >= 0)
+				close(next);
+			break;
+		}
+		close(fd);
+		fd = next;
+	}
+	close(fd);
+	return k;
+}
+
 /* The entry name in the folder pfd: where it lands; its path in full. */
 static enum zone
 zone_of(const struct sup *s, int pfd, const char *name, int away, char *full,
@@ -625,6 +664,8 @@ zone_of(const struct sup *s, int pfd, const char *name, int away, char *full,
 	strcat(full, "/");
 	strcat(full, name);
 	k = decide(s, full);
+	if (k == RULE_WRITE)
+		k = held_inode(s, pfd, k);
 	if (k == RULE_DENY_READ)
 		return Z_DENIED;
 	if (k != RULE_WRITE)
@@ -2354,6 +2395,18 @@ notify_new(const struct policy *pol, const struct file_id *granted, size_t n,
 		s->granted[s->ngranted].dev = granted[i].dev;
 		s->granted[s->ngranted++].ino = granted[i].ino;
 	}
+	s->held = xcalloc(pol->n + 1, sizeof(*s->held));
+	s->heldkind = xcalloc(pol->n + 1, sizeof(*s->heldkind));
+	for (i = 0; i < pol->n; i++) {
+		struct file_id id;
+
+		if (pol->r[i].kind != RULE_WRITE &&
+		    checked_id(pol->r[i].path, &id)) {
+			s->held[s->nheld].dev = id.dev;
+			s->held[s->nheld].ino = id.ino;
+			s->heldkind[s->nheld++] = pol->r[i].kind;
+		}
+	}
 	s->keep_caps = geteuid() == 0;
 	s->net = net;
 	s->proxy_port = proxy_port;
@@ -2429,6 +2482,8 @@ notify_free(struct sup *s)
 		free(s->r[i].path);
 	free(s->r);
 	free(s->granted);
+	free(s->held);
+	free(s->heldkind);
 	free(s->bound);
 	strv_free(&s->denied);
 	pthread_mutex_destroy(&s->lock);

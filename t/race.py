@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""t/race.py SBX BACKEND MODE SECONDS: a folder swapped while sbx starts.
+
+In a fresh folder: ws/sub (a folder), ws/link (a symbolic link to
+../victim) and victim. A racer process exchanges ws/sub and ws/link with
+renameat2(RENAME_EXCHANGE) in a loop, as a command running in the same
+workspace could, while sbx runs again and again for SECONDS:
+
+  write  sbx -C ws -w ws/sub -- append to sub/f
+  scope  (in ws) sbx --scope sub -- append to sub/f
+  deny   (in ws) sbx --deny-write sub -- append to sub/f and link/f
+
+A hit is a write that lands outside what sbx was asked to grant: in
+victim (write, scope), or in the folder denied (deny: found by its
+descriptor, under whichever name it has). Prints one line:
+runs=N hits=H ran=R refused=F
+"""
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+RENAME_EXCHANGE = 2
+
+
+def racer(ws):
+    libc = ctypes.CDLL(None, use_errno=True)
+    a, b = os.path.join(ws, "sub").encode(), os.path.join(ws, "link").encode()
+    at = -100  # AT_FDCWD
+    while True:
+        libc.renameat2(at, a, at, b, RENAME_EXCHANGE)
+
+
+def main():
+    sbx, backend, mode, secs = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+    top = tempfile.mkdtemp(prefix="race.", dir=os.environ.get("RACE_DIR"))
+    top = os.path.realpath(top)
+    ws, victim = os.path.join(top, "ws"), os.path.join(top, "victim")
+    os.mkdir(ws)
+    os.mkdir(os.path.join(ws, "sub"))
+    os.mkdir(victim)
+    os.symlink("../victim", os.path.join(ws, "link"))
+    denied = os.open(os.path.join(ws, "sub"), os.O_RDONLY | os.O_DIRECTORY)
+    base = [sbx, "--backend", backend, "-t", "10s"]
+    if mode == "write":
+        cmd, cwd = base + ["-C", ws, "-w", "ws/sub", "--", "sh", "-c",
+                           "echo x >> sub/f"], top
+    elif mode == "scope":
+        cmd, cwd = base + ["--scope", "sub", "--", "sh", "-c",
+                           "echo x >> sub/f"], ws
+    else:
+        cmd, cwd = base + ["--deny-write", "sub", "--", "sh", "-c",
+                           "echo x >> sub/f; echo x >> link/f"], ws
+    pid = os.fork()
+    if pid == 0:
+        try:
+            racer(ws)
+        finally:
+            os._exit(0)
+    runs = hits = ran = refused = 0
+    end = time.monotonic() + secs
+    try:
+        while time.monotonic() < end:
+            r = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+            runs += 1
+            if "exit_code=0" in r.stdout:
+                ran += 1
+            if r.returncode == 125:
+                refused += 1
+            if mode == "deny":
+                try:
+                    os.stat("f", dir_fd=denied)
+                    hits += 1
+                    os.unlink("f", dir_fd=denied)
+                except FileNotFoundError:
+                    pass
+            elif os.path.exists(os.path.join(victim, "f")):
+                hits += 1
+                os.unlink(os.path.join(victim, "f"))
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    print("runs=%d hits=%d ran=%d refused=%d" % (runs, hits, ran, refused))
+
+
+if __name__ == "__main__":
+    main()
