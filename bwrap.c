@@ -91,6 +91,28 @@ check(struct bwrap_priv *bp, const char *kind, const char *id,
 	push3(&bp->checks, kind, id, path);
 }
 
+/* The inode at path, as checked, in id; -1 (bp->failed) if it moved. */
+static int
+bind_by_name(struct bwrap_priv *bp, const char *path, char *id, size_t size)
+{
+	struct stat st;
+	int fd;
+
+	if ((fd = open_nolinks(path, &st)) < 0 || !checked_same(path, &st) ||
+	    checked_elsewhere(path, &st)) {
+		if (bp->failed == NULL)
+			bp->failed = xasprintf("%s: changed while sbx started; "
+			    "try again", shown(path));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	snprintf(id, size, "%llu:%llu", (unsigned long long)st.st_dev,
+	    (unsigned long long)st.st_ino);
+	return 0;
+}
+
 /*
  * path bound by a descriptor sbx opened without following a link, the
  * very one it checked a named path with: bwrap mounts that inode, not
@@ -105,10 +127,19 @@ bind_fd(struct strv *v, struct bwrap_priv *bp, const char *op,
 	char num[16], id[64];
 	int fd, kept;
 
+	/* Past the descriptors a launch holds, a read-only path is bound by
+	 * name: the shim still finds the checked inode there, or fails. */
+	if (bp->binds.n == MAX_BINDS && strcmp(op, "--ro-bind-fd") == 0) {
+		if (bind_by_name(bp, path, id, sizeof(id)) == 0) {
+			push3(v, "--ro-bind", path, path);
+			check(bp, "ro", id, path);
+		}
+		return;
+	}
 	if (bp->binds.n == MAX_BINDS) {
 		if (bp->failed == NULL)
-			bp->failed = xasprintf("more than %d paths to bind",
-			    MAX_BINDS);
+			bp->failed = xasprintf("more than %d writable paths to "
+			    "bind", MAX_BINDS);
 		return;
 	}
 	kept = checked_fd(path);

@@ -399,6 +399,53 @@ expected(int end, char **argv, const char *mp, const char *kind)
 	return 0;
 }
 
+/* The mount point and rw flag of each line of /proc/self/mountinfo. */
+struct mnt {
+	char	*path;
+	int	 rw;
+};
+
+static size_t
+read_mounts(struct mnt **out)
+{
+	char line[8192], *f[7], *p;
+	struct mnt *m = NULL;
+	size_t n = 0;
+	FILE *fp;
+	int k;
+
+	if ((fp = fopen("/proc/self/mountinfo", "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		for (k = 0, p = line; k < 7 && p != NULL; k++)
+			f[k] = strsep(&p, " \n");
+		if (k < 7 || f[5] == NULL)
+			continue;
+		unescape(f[4]);
+		m = xrealloc(m, (n + 1) * sizeof(*m));
+		m[n].path = xstrdup(f[4]);
+		m[n].rw = strncmp(f[5], "rw", 2) == 0 &&
+		    (f[5][2] == ',' || f[5][2] == '\0');
+		n++;
+	}
+	fclose(fp);
+	*out = m;
+	return n;
+}
+
+/* A later --mount at the same path overrides this one (j). */
+static int
+overridden(int end, char **argv, int j)
+{
+	int k;
+
+	for (k = j + 4; k < end; k++)
+		if (strcmp(argv[k], "--mount") == 0 &&
+		    strcmp(argv[k + 3], argv[j + 3]) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * The mounts as bwrap made them, before anything of the command's runs:
  * every --mount PATH lies at its path, reached without a link, as the
@@ -411,67 +458,50 @@ expected(int end, char **argv, const char *mp, const char *kind)
 static int
 check_mounts(int end, char **argv)
 {
-	char line[8192], *f[7], *p;
-	struct stat st;
 	unsigned long long dev, ino;
-	FILE *fp;
-	int j, k, fd, found, rw, ok = 1;
+	struct mnt *m = NULL;
+	struct stat st;
+	size_t n, i;
+	int j, fd, ok = 1, rw;
 
-	if ((fp = fopen("/proc/self/mountinfo", "re")) == NULL)
-		return -1;
-	while (ok && fgets(line, sizeof(line), fp) != NULL) {
-		for (k = 0, p = line; k < 7 && p != NULL; k++)
-			f[k] = strsep(&p, " \n");
-		if (k < 7 || f[5] == NULL)
-			continue;
-		unescape(f[4]);
-		if (strncmp(f[5], "rw", 2) != 0 || (f[5][2] != ',' &&
-		    f[5][2] != '\0'))
-			continue;
-		if (strcmp(f[4], "/dev") == 0 || strncmp(f[4], "/dev/", 5) == 0 ||
-		    expected(end, argv, f[4], "rw") ||
-		    expected(end, argv, f[4], "tmp"))
-			continue;
+	if ((n = read_mounts(&m)) == 0)
 		ok = 0;
-	}
+	for (i = 0; ok && i < n; i++)
+		if (m[i].rw && !path_under(m[i].path, "/dev") &&
+		    !expected(end, argv, m[i].path, "rw") &&
+		    !expected(end, argv, m[i].path, "tmp"))
+			ok = 0;
 	for (j = 2; ok && j < end; j++) {
 		if (strcmp(argv[j], "--mount") != 0)
 			continue;
+		if (overridden(end, argv, j)) {
+			j += 3;
+			continue;
+		}
 		if ((fd = open_nolinks(argv[j + 3], &st)) < 0) {
 			ok = 0;
 			break;
 		}
 		close(fd);
-		if (strcmp(argv[j + 1], "rw") == 0 ||
-		    strcmp(argv[j + 1], "ro") == 0) {
-			if (sscanf(argv[j + 2], "%llu:%llu", &dev, &ino) != 2 ||
-			    dev != (unsigned long long)st.st_dev ||
-			    ino != (unsigned long long)st.st_ino) {
-				ok = 0;
-				break;
-			}
-		}
+		rw = strcmp(argv[j + 1], "rw") == 0 ||
+		    strcmp(argv[j + 1], "tmp") == 0;
+		if ((strcmp(argv[j + 1], "rw") == 0 ||
+		    strcmp(argv[j + 1], "ro") == 0) &&
+		    (sscanf(argv[j + 2], "%llu:%llu", &dev, &ino) != 2 ||
+		    dev != (unsigned long long)st.st_dev ||
+		    ino != (unsigned long long)st.st_ino))
+			ok = 0;
 		/* The last mount on the path: as asked. */
-		rewind(fp);
-		found = 0;
-		rw = 0;
-		while (fgets(line, sizeof(line), fp) != NULL) {
-			for (k = 0, p = line; k < 7 && p != NULL; k++)
-				f[k] = strsep(&p, " \n");
-			if (k < 7 || f[5] == NULL)
-				continue;
-			unescape(f[4]);
-			if (strcmp(f[4], argv[j + 3]) != 0)
-				continue;
-			found = 1;
-			rw = strncmp(f[5], "rw", 2) == 0;
-		}
-		if (!found || rw != (strcmp(argv[j + 1], "rw") == 0 ||
-		    strcmp(argv[j + 1], "tmp") == 0))
+		for (i = n; ok && i-- > 0; )
+			if (strcmp(m[i].path, argv[j + 3]) == 0)
+				break;
+		if (ok && (i == (size_t)-1 || m[i].rw != rw))
 			ok = 0;
 		j += 3;
 	}
-	fclose(fp);
+	for (i = 0; i < n; i++)
+		free(m[i].path);
+	free(m);
 	if (!ok)
 		errno = EXDEV;
 	return ok ? 0 : -1;
