@@ -550,11 +550,10 @@ shim_args(const struct plan *pl, const struct bwrap_priv *bp,
 		strv_push(v, "--reopen");
 		push2(v, bp->reopen.v[i], bp->reopen.v[i + 1]);
 	}
-	for (i = 0; i + 2 < bp->checks.n; i += 3) {
-		strv_push(v, "--mount");
-		push3(v, bp->checks.v[i], bp->checks.v[i + 1],
-		    bp->checks.v[i + 2]);
-	}
+	/* What the shim checks, NUL-separated on FD_MOUNTS (bwrap takes
+	 * no more than 9000 words). */
+	if (bp->checks.n > 0)
+		strv_push(v, "--mounts");
 	strv_push(v, "--");
 	for (c = pl->o->cmd; c && *c; c++)
 		strv_push(v, *c);
@@ -681,6 +680,17 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	free(d);
 	argbytes = join0(&args, &alen);
 	add_fd(l, FD_ARGS, -1, argbytes, alen);
+	if (bp->checks.n > 0) {
+		for (i = 0; i + 2 < bp->checks.n; i += 3) {
+			char *q = shell_quote(bp->checks.v[i + 2]);
+
+			strv_pushf(&l->dry, "# shim checks: %s %s %s",
+			    bp->checks.v[i], bp->checks.v[i + 1], q);
+			free(q);
+		}
+		argbytes = join0(&bp->checks, &alen);
+		add_fd(l, FD_MOUNTS, -1, argbytes, alen);
+	}
 	add_fd(l, FD_SECCOMP, -1, bpf, bpflen);
 	if (pl->bridge_fd >= 0) {
 		add_fd(l, FD_BRIDGE, pl->bridge_fd, NULL, 0);

@@ -154,6 +154,7 @@ extern const char *const sbx_devices[];
 #define FD_BRIDGE	6
 #define FD_RESOLV	7	/* bwrap --ro-bind-data: /etc/resolv.conf */
 #define FD_HOSTS	8	/* and /etc/hosts (netns.c) */
+#define FD_MOUNTS	9	/* bwrap: what the shim checks of the mounts */
 #define BRIDGE_PORT	3128	/* 127.0.0.1 inside the sandbox's netns */
 #define SHIM_ARG	"--sbx-internal-shim"
 #define SHIM_ENV	"SBX_ENV_"	/* SBX_ENV_<n>=NAME=VALUE: for the shim */

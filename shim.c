@@ -302,7 +302,7 @@ shim_check(const struct sbx_opts *o, struct sbx_err *e)
 }
 
 struct shim_opts {
-	int	 bridge, ro_dev, seccomp, wrapped, tty;
+	int	 bridge, ro_dev, seccomp, wrapped, tty, mounts;
 	int	 capture;	/* --capture N: N sockets to listen, or -1 */
 	long	 procs;
 };
@@ -333,9 +333,8 @@ parse(int argc, char **argv, struct shim_opts *so)
 			so->seccomp = 1;
 		else if (strcmp(argv[i], "--wrapped-env") == 0)
 			so->wrapped = 1;
-		else if (strcmp(argv[i], "--mount") == 0 && i + 3 < argc &&
-		    argv[i + 3][0] == '/')
-			i += 3;	/* checked below, before anything else */
+		else if (strcmp(argv[i], "--mounts") == 0)
+			so->mounts = 1;
 		else if (strcmp(argv[i], "--reopen") == 0 && i + 2 < argc &&
 		    argv[i + 1][0] >= '0' && argv[i + 1][0] <= '2' &&
 		    argv[i + 1][1] == '\0' && argv[i + 2][0] == '/')
@@ -385,18 +384,44 @@ unescape(char *s)
 	*d = '\0';
 }
 
-/* The --mount PATH of argv whose kind is kind, or 0. */
+/* Whether a check of this kind names path. */
 static int
-expected(int end, char **argv, const char *mp, const char *kind)
+expected(const struct strv *c, const char *mp, const char *kind)
 {
-	int j;
+	size_t j;
 
-	for (j = 2; j < end; j++)
-		if (strcmp(argv[j], "--mount") == 0 &&
-		    strcmp(argv[j + 1], kind) == 0 &&
-		    strcmp(argv[j + 3], mp) == 0)
+	for (j = 0; j + 2 < c->n; j += 3)
+		if (strcmp(c->v[j], kind) == 0 && strcmp(c->v[j + 2], mp) == 0)
 			return 1;
 	return 0;
+}
+
+/* The checks: KIND ID PATH words, NUL-separated, on FD_MOUNTS. */
+static int
+read_checks(struct strv *c)
+{
+	char *buf = NULL, *p;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+
+	for (;;) {
+		if (len + 4096 > cap)
+			buf = xrealloc(buf, cap = 2 * cap + 8192);
+		if ((n = read(FD_MOUNTS, buf + len, cap - len)) < 0 &&
+		    errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(FD_MOUNTS);
+	for (p = buf; p < buf + len; p += strlen(p) + 1) {
+		if (memchr(p, '\0', (size_t)(buf + len - p)) == NULL)
+			break;
+		strv_push(c, p);
+	}
+	free(buf);
+	return c->n > 0 && c->n % 3 == 0 ? 0 : -1;
 }
 
 /* The mount point and rw flag of each line of /proc/self/mountinfo. */
@@ -433,75 +458,69 @@ read_mounts(struct mnt **out)
 	return n;
 }
 
-/* A later --mount at the same path overrides this one (j). */
+/* A later check at the same path overrides this one (j). */
 static int
-overridden(int end, char **argv, int j)
+overridden(const struct strv *c, size_t j)
 {
-	int k;
+	size_t k;
 
-	for (k = j + 4; k < end; k++)
-		if (strcmp(argv[k], "--mount") == 0 &&
-		    strcmp(argv[k + 3], argv[j + 3]) == 0)
+	for (k = j + 3; k + 2 < c->n; k += 3)
+		if (strcmp(c->v[k + 2], c->v[j + 2]) == 0)
 			return 1;
 	return 0;
 }
 
 /*
  * The mounts as bwrap made them, before anything of the command's runs:
- * every --mount PATH lies at its path, reached without a link, as the
- * inode sbx checked (rw, ro) or an empty read-only cover, with the last
- * mount there read-only or not as asked; and no writable mount lies
- * anywhere else but bwrap's own /dev and the run's /tmp. A folder swapped
- * for a symbolic link while sbx started sends a mount elsewhere, and
- * bwrap's name lookups follow it: caught here, the launch fails (closed).
+ * every checked path is there, reached without a link, as the inode sbx
+ * checked (rw, ro) or an empty read-only cover, with the last mount there
+ * read-only or not as asked; and no writable mount lies anywhere else but
+ * bwrap's own /dev and the run's /tmp. A folder swapped for a symbolic
+ * link while sbx started sends a mount elsewhere, and bwrap's name
+ * lookups follow it: caught here, the launch fails (closed).
  */
 static int
-check_mounts(int end, char **argv)
+check_mounts(void)
 {
+	struct strv c = { NULL, 0, 0 };
 	unsigned long long dev, ino;
 	struct mnt *m = NULL;
 	struct stat st;
-	size_t n, i;
-	int j, fd, ok = 1, rw;
+	size_t n = 0, i, j;
+	int fd, ok = 1, rw;
 
-	if ((n = read_mounts(&m)) == 0)
+	if (read_checks(&c) < 0 || (n = read_mounts(&m)) == 0)
 		ok = 0;
 	for (i = 0; ok && i < n; i++)
 		if (m[i].rw && !path_under(m[i].path, "/dev") &&
-		    !expected(end, argv, m[i].path, "rw") &&
-		    !expected(end, argv, m[i].path, "tmp"))
+		    !expected(&c, m[i].path, "rw") &&
+		    !expected(&c, m[i].path, "tmp"))
 			ok = 0;
-	for (j = 2; ok && j < end; j++) {
-		if (strcmp(argv[j], "--mount") != 0)
+	for (j = 0; ok && j + 2 < c.n; j += 3) {
+		if (overridden(&c, j))
 			continue;
-		if (overridden(end, argv, j)) {
-			j += 3;
-			continue;
-		}
-		if ((fd = open_nolinks(argv[j + 3], &st)) < 0) {
+		if ((fd = open_nolinks(c.v[j + 2], &st)) < 0) {
 			ok = 0;
 			break;
 		}
 		close(fd);
-		rw = strcmp(argv[j + 1], "rw") == 0 ||
-		    strcmp(argv[j + 1], "tmp") == 0;
-		if ((strcmp(argv[j + 1], "rw") == 0 ||
-		    strcmp(argv[j + 1], "ro") == 0) &&
-		    (sscanf(argv[j + 2], "%llu:%llu", &dev, &ino) != 2 ||
+		rw = strcmp(c.v[j], "rw") == 0 || strcmp(c.v[j], "tmp") == 0;
+		if ((strcmp(c.v[j], "rw") == 0 || strcmp(c.v[j], "ro") == 0) &&
+		    (sscanf(c.v[j + 1], "%llu:%llu", &dev, &ino) != 2 ||
 		    dev != (unsigned long long)st.st_dev ||
 		    ino != (unsigned long long)st.st_ino))
 			ok = 0;
 		/* The last mount on the path: as asked. */
 		for (i = n; ok && i-- > 0; )
-			if (strcmp(m[i].path, argv[j + 3]) == 0)
+			if (strcmp(m[i].path, c.v[j + 2]) == 0)
 				break;
 		if (ok && (i == (size_t)-1 || m[i].rw != rw))
 			ok = 0;
-		j += 3;
 	}
 	for (i = 0; i < n; i++)
 		free(m[i].path);
 	free(m);
+	strv_free(&c);
 	if (!ok)
 		errno = EXDEV;
 	return ok ? 0 : -1;
@@ -580,7 +599,7 @@ shim_main(int argc, char **argv)
 	if (so.bridge)
 		set_cloexec(FD_BRIDGE);
 #ifdef __linux__
-	if (check_mounts(i, argv) < 0) {
+	if (so.mounts && check_mounts() < 0) {
 		send_status(ST_SETUP, STEP_MOUNTS, 0, errno);
 		return EXIT_SBX;
 	}
