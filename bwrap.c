@@ -680,6 +680,13 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	free(d);
 	argbytes = join0(&args, &alen);
 	add_fd(l, FD_ARGS, -1, argbytes, alen);
+	for (i = 0; i < bp->binds.n; i++) {
+		char *q = shell_quote(bp->binds.v[i]);
+
+		strv_pushf(&l->dry, "# fd %zu: %s (opened when sbx checked "
+		    "it)", FD_FIRST_BIND + i, q);
+		free(q);
+	}
 	if (bp->checks.n > 0) {
 		for (i = 0; i + 2 < bp->checks.n; i += 3) {
 			char *q = shell_quote(bp->checks.v[i + 2]);
@@ -707,12 +714,9 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 		    "other names NXDOMAIN, other addresses unreachable",
 		    NETNS_RANGE);
 	}
-	for (i = 0; i < bp->binds.n; i++) {
+	for (i = 0; i < bp->binds.n; i++)
 		if (!bp->dry)
 			add_fd(l, FD_FIRST_BIND + (int)i, bp->fds[i], NULL, 0);
-		strv_pushf(&l->dry, "# fd %zu: %s", FD_FIRST_BIND + i,
-		    bp->binds.v[i]);
-	}
 	l->status_fd = FD_STATUS;
 	l->flags = L_SHIM | L_PIDNS | L_SPARE_LEADER | L_OWN_NPROC;
 	/* bwrap, the shim and its refusals' thread, the bridge */

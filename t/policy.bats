@@ -62,7 +62,10 @@ before() {
 @test "bwrap: the workspace is bound writable, the rest read-only, /dev and /proc last" {
 	dry bwrap -- true
 	in_order --ro-bind / /
-	in_order --bind "$ws" "$ws"
+	in_order --bind-fd 10 "$ws"
+	grep -qxF "# fd 10: $ws (opened when sbx checked it)" <<<"$output"
+	grep -qx "# shim checks: rw [0-9]*:[0-9]* $ws" <<<"$output"
+	in_order --mounts -- true
 	in_order --dev /dev --proc /proc --remount-ro /proc --chdir "$ws"
 	before "$ws" --dev
 	[[ "$output" == "# seccomp flavour=bwrap "* ]]
@@ -70,9 +73,10 @@ before() {
 
 @test "bwrap: the protected list, with the folder above it pinned in between" {
 	dry bwrap -- true
-	in_order --bind "$ws" "$ws" --bind "$ws/.git" "$ws/.git"
-	in_order --ro-bind "$ws/.git/hooks" "$ws/.git/hooks"
-	in_order --ro-bind "$ws/.git/config" "$ws/.git/config"
+	in_order --bind-fd 10 "$ws" --bind-fd 11 "$ws/.git"
+	in_order --ro-bind-fd 12 "$ws/.git/hooks"
+	in_order --ro-bind-fd 13 "$ws/.git/config"
+	grep -qx "# shim checks: ro [0-9]*:[0-9]* $ws/.git/hooks" <<<"$output"
 	before "$ws/.git/hooks" --dev
 }
 
@@ -93,8 +97,8 @@ before() {
 	dry bwrap --scope src --deny-write src/x 2>/dev/null || true
 	mkdir -p src/x
 	dry bwrap --scope src --deny-write src/x -- true
-	in_order --ro-bind "$ws" "$ws" --bind "$ws/src" "$ws/src"
-	in_order --ro-bind "$ws/src/x" "$ws/src/x"
+	in_order --ro-bind-fd 10 "$ws" --bind-fd 11 "$ws/src"
+	in_order --ro-bind-fd 12 "$ws/src/x"
 	before "$ws/src" "$ws/src/x"
 }
 
@@ -114,7 +118,7 @@ before() {
 	in_order --setenv SBX_ENV_5 "ODD=a b'c"
 	# env -i and straight to bwrap: nothing between.
 	in_order env -i /usr/bin/bwrap
-	in_order --wrapped-env --reopen 0 /dev/null -- true
+	in_order --wrapped-env --reopen 0 /dev/null --mounts -- true
 }
 
 @test "bwrap: --allow-host: the proxy's variables, and the shim's bridge" {
@@ -183,7 +187,8 @@ before() {
 	in_order --ro-bind / / --cap-add
 	grep -qx -- --size <<<"$words"
 	before --tmpfs "$ws"
-	in_order --perms 1777 --tmpfs /tmp --bind "$ws" "$ws"
+	in_order --perms 1777 --tmpfs /tmp --bind-fd 10 "$ws"
+	grep -qxF "# shim checks: tmp - /tmp" <<<"$output"
 	grep -qx TMPDIR=/tmp <<<"$words"
 	# -e TMPDIR wins; --host-tmp: no tmpfs, the host's TMPDIR.
 	dry bwrap -e TMPDIR=/x -- true
