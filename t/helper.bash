@@ -14,6 +14,8 @@
 #   bwrap     the bubblewrap sandbox under attack
 #   landlock  the Landlock sandbox under attack
 #   seccomp   the seccomp filter, on both Linux backends
+#   race      paths swapped while sbx starts, links planted by earlier
+#             runs, on both Linux backends (t/race.py races)
 #   proxy     the --allow-host proxy
 #   tty       sbx's own terminal, driven through a real pty (t/term.py)
 #   limits    --mem, --procs, --file-size, --cpu, and the usage keys

@@ -12,8 +12,9 @@ workspace could, while sbx runs again and again for SECONDS:
 
 A hit is a write that lands outside what sbx was asked to grant: in
 victim (write, scope), or in the folder denied (deny: found by its
-descriptor, under whichever name it has). Prints one line:
-runs=N hits=H ran=R refused=F
+descriptor, under whichever name it has). Prints one line: runs=N
+hits=H ran=R (the command started) refused=F (exit 125: a link refused,
+a path changed while sbx started, or the shim's mount check failed)
 """
 import ctypes
 import os
@@ -67,7 +68,7 @@ def main():
             r = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, text=True)
             runs += 1
-            if "exit_code=0" in r.stdout:
+            if r.returncode != 125:
                 ran += 1
             if r.returncode == 125:
                 refused += 1

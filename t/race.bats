@@ -1,0 +1,86 @@
+#!/usr/bin/env bats
+# A folder swapped while sbx starts, and a link planted by an earlier run,
+# on both Linux backends, as root and as nobody (t/run). sbx checks each
+# path once and must grant exactly what it checked: the racer (t/race.py)
+# exchanges a folder named on the command line with a symbolic link to a
+# folder outside, in a loop, while sbx runs again and again; no write may
+# land outside. On the binary before the fix (/tmp/old-sbx) the same loop
+# hits within a second or two; here it runs a few seconds and must show 0.
+
+load helper
+bats_require_minimum_version 1.5.0
+
+setup() {
+	require_cmd python3
+	top=$(cd "$BATS_TEST_TMPDIR" && pwd -P)
+	ws="$top/ws"
+	victim="$top/victim"
+	mkdir -p "$ws" "$victim"
+}
+
+# race BACKEND MODE: the racer's line for a few seconds; 0 hits, and sbx
+# really ran in between (a run that refuses every time proves nothing).
+race() {
+	local line
+	line=$(RACE_DIR="$top" python3 "$BATS_TEST_DIRNAME/race.py" "$SBX" \
+	    "$1" "$2" "${RACE_SECONDS:-3}")
+	echo "$1 $2: $line" >&3
+	[[ "$line" == *" hits=0 "* ]] || { echo "$line" >&2; return 1; }
+	[[ "$line" =~ runs=([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -gt 5 ]
+}
+
+@test "race: bwrap: a folder named by -w, --scope or --deny-write swapped for a link while sbx starts" {
+	require_bwrap
+	race bwrap write
+	race bwrap scope
+	race bwrap deny
+}
+
+@test "race: landlock: a folder named by -w, --scope or --deny-write swapped for a link while sbx starts" {
+	require_landlock
+	race landlock write
+	race landlock scope
+	race landlock deny
+}
+
+# planted BACKEND: ws/sub is a link to ../victim, as an earlier run could
+# leave it; naming it is refused with the target in the message, nothing
+# runs; naming the target itself works (the positive control).
+planted() {
+	local b=$1
+	ln -s ../victim "$ws/sub"
+	cd "$ws" || return 1
+	for form in "-w sub" "--scope sub" "--deny-write sub" "-C sub -w ."; do
+		# shellcheck disable=SC2086
+		run --separate-stderr "$SBX" --backend "$b" $form -- \
+		    sh -c 'echo x > "$1/ran"; echo x > sub/f' sh "$top"
+		[ "$status" -eq 125 ] || { echo "$form: $status" >&2; return 1; }
+		[ "$(kv error)" = path ]
+		[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
+		[[ "$stderr" == "sbx: "*"$ws/sub is a symbolic link"*"name it: "*" $victim" ]] ||
+		    { echo "$form: $stderr" >&2; return 1; }
+		[ ! -e "$top/ran" ] && [ ! -e "$victim/f" ]
+	done
+	run --separate-stderr "$SBX" --backend "$b" -w "$victim" -- \
+	    sh -c 'echo x > sub/f'
+	[ "$status" -eq 0 ]
+	[ "$(kv executor)" = "$b" ]
+	[ "$(cat "$victim/f")" = x ]
+	# A link outside every writable folder is followed, as before.
+	ln -s "$victim" "$top/outside"
+	cd "$top" || return 1
+	run --separate-stderr "$SBX" --backend "$b" -C "$ws" -w outside -- \
+	    sh -c 'echo y > sub/g'
+	[ "$status" -eq 0 ]
+	[ "$(cat "$victim/g")" = y ]
+}
+
+@test "planted link: bwrap: -w, --scope, -C and --deny-write through a link in a writable folder are refused; the target by name works" {
+	require_bwrap
+	planted bwrap
+}
+
+@test "planted link: landlock: -w, --scope, -C and --deny-write through a link in a writable folder are refused; the target by name works" {
+	require_landlock
+	planted landlock
+}
