@@ -531,7 +531,7 @@ note_held(const struct plist *l, const struct strv *w)
 		while (strcmp(p, holder) != 0) {
 			if (checked_fd(p) < 0 &&
 			    (fd = open_nolinks(p, &st)) >= 0)
-				checked_add(p, fd, &st);
+				checked_note(p, fd, &st, 0);
 			if ((s = strrchr(p, '/')) == NULL || s == p)
 				break;
 			*s = '\0';

@@ -534,7 +534,7 @@ resolve_all(const char *opt, const struct strv *in, struct strv *out)
  */
 static void
 check_named(const char *opt, const char *given, const char *resolved,
-    const struct strv *w)
+    const struct strv *w, int keep)
 {
 	char link[40], here[PATH_MAX], *real;
 	struct sbx_err e;
@@ -574,7 +574,7 @@ check_named(const char *opt, const char *given, const char *resolved,
 		    here));
 		fail(&e, 1);
 	}
-	checked_add(resolved, fd, &st);
+	checked_note(resolved, fd, &st, keep);
 	free(real);
 }
 
@@ -618,7 +618,7 @@ check_deny(const char *opt, const char *given, const char *resolved,
 	if (fd >= 0)
 		close(fd);
 	free(real);
-	check_named(opt, given, resolved, w);
+	check_named(opt, given, resolved, w, 0);
 }
 
 /*
@@ -640,11 +640,12 @@ check_paths(const struct raw *raw)
 		strv_push(&w, opts.scope.v[i]);
 	for (i = 0; i < opts.cache_dirs.n; i++)
 		strv_push(&w, opts.cache_dirs.v[i]);
-	check_named("-C", raw->root ? raw->root : ".", opts.root, &w);
+	check_named("-C", raw->root ? raw->root : ".", opts.root, &w, 1);
 	for (i = 0; i < opts.write.n; i++)
-		check_named("-w", raw->write.v[i], opts.write.v[i], &w);
+		check_named("-w", raw->write.v[i], opts.write.v[i], &w, 1);
 	for (i = 0; i < opts.scope.n; i++)
-		check_named("--scope", raw->scope.v[i], opts.scope.v[i], &w);
+		check_named("--scope", raw->scope.v[i], opts.scope.v[i], &w,
+		    1);
 	for (i = 0; i < opts.cache_dirs.n; i++)
 		check_held("--cache", opts.cache_dirs.v[i]);
 	for (i = 0; i < opts.deny_write.n; i++)

@@ -181,7 +181,7 @@ struct launch_fd {
 	size_t		 len;
 };
 
-#define LAUNCH_MAXFD	512	/* FD_ARGS..FD_HOSTS, bwrap's --bind-fd */
+#define LAUNCH_MAXFD	264	/* FD_ARGS..FD_MOUNTS, bwrap's --bind-fd */
 
 /*
  * What to run, the same shape for every backend: built by a backend as a
@@ -321,6 +321,7 @@ struct stat;
 int	 open_nolinks(const char *, struct stat *);
 int	 walk_checked(const char *, const struct strv *, char **);
 void	 checked_add(const char *, int, const struct stat *);
+void	 checked_note(const char *, int, const struct stat *, int);
 int	 checked_fd(const char *);
 int	 checked_same(const char *, const struct stat *);
 int	 checked_elsewhere(const char *, const struct stat *);

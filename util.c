@@ -693,6 +693,16 @@ static size_t nchecked;
 void
 checked_add(const char *path, int fd, const struct stat *st)
 {
+	checked_note(path, fd, st, 1);
+}
+
+/*
+ * keep 0: the inode alone, the descriptor closed (a --deny path, a held
+ * path: thousands of them must not use up the descriptors).
+ */
+void
+checked_note(const char *path, int fd, const struct stat *st, int keep)
+{
 	size_t i;
 
 	for (i = 0; i < nchecked; i++)
@@ -700,6 +710,10 @@ checked_add(const char *path, int fd, const struct stat *st)
 			close(fd);
 			return;
 		}
+	if (!keep) {
+		close(fd);
+		fd = -1;
+	}
 	checked = xrealloc(checked, (nchecked + 1) * sizeof(*checked));
 	checked[nchecked].path = xstrdup(path);
 	checked[nchecked].fd = fd;
