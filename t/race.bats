@@ -29,18 +29,20 @@ race() {
 	[[ "$line" =~ runs=([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -gt 5 ]
 }
 
-@test "race: bwrap: a folder named by -w, --scope or --deny-write swapped for a link while sbx starts" {
+@test "race: bwrap: a folder named by -w, --scope or --deny-write, or a denied path's folder, swapped for a link while sbx starts" {
 	require_bwrap
 	race bwrap write
 	race bwrap scope
 	race bwrap deny
+	race bwrap parent
 }
 
-@test "race: landlock: a folder named by -w, --scope or --deny-write swapped for a link while sbx starts" {
+@test "race: landlock: a folder named by -w, --scope or --deny-write, or a denied path's folder, swapped for a link while sbx starts" {
 	require_landlock
 	race landlock write
 	race landlock scope
 	race landlock deny
+	race landlock parent
 }
 
 # planted BACKEND: ws/sub is a link to ../victim, as an earlier run could

@@ -9,6 +9,8 @@ workspace could, while sbx runs again and again for SECONDS:
   write  sbx -C ws -w ws/sub -- append to sub/f
   scope  (in ws) sbx --scope sub -- append to sub/f
   deny   (in ws) sbx --deny-write sub -- append to sub/f and link/f
+  parent (in ws) sbx --deny-write sub/in -- append to sub/in/f and
+         link/in/f: the denied path's folder is the one swapped
 
 A hit is a write that lands outside what sbx was asked to grant: in
 victim (write, scope), or in the folder denied (deny: found by its
@@ -27,9 +29,9 @@ import time
 RENAME_EXCHANGE = 2
 
 
-def racer(ws):
+def racer(ws, name):
     libc = ctypes.CDLL(None, use_errno=True)
-    a, b = os.path.join(ws, "sub").encode(), os.path.join(ws, "link").encode()
+    a, b = os.path.join(ws, name).encode(), os.path.join(ws, "link").encode()
     at = -100  # AT_FDCWD
     while True:
         libc.renameat2(at, a, at, b, RENAME_EXCHANGE)
@@ -44,7 +46,12 @@ def main():
     os.mkdir(os.path.join(ws, "sub"))
     os.mkdir(victim)
     os.symlink("../victim", os.path.join(ws, "link"))
+    os.makedirs(os.path.join(ws, "sub", "in"))
+    os.makedirs(os.path.join(victim, "in"))
     denied = os.open(os.path.join(ws, "sub"), os.O_RDONLY | os.O_DIRECTORY)
+    if mode == "parent":
+        denied = os.open(os.path.join(ws, "sub", "in"),
+                         os.O_RDONLY | os.O_DIRECTORY)
     base = [sbx, "--backend", backend, "-t", "10s"]
     if mode == "write":
         cmd, cwd = base + ["-C", ws, "-w", "ws/sub", "--", "sh", "-c",
@@ -52,13 +59,16 @@ def main():
     elif mode == "scope":
         cmd, cwd = base + ["--scope", "sub", "--", "sh", "-c",
                            "echo x >> sub/f"], ws
+    elif mode == "parent":
+        cmd, cwd = base + ["--deny-write", "sub/in", "--", "sh", "-c",
+                           "echo x >> sub/in/f; echo x >> link/in/f"], ws
     else:
         cmd, cwd = base + ["--deny-write", "sub", "--", "sh", "-c",
                            "echo x >> sub/f; echo x >> link/f"], ws
     pid = os.fork()
     if pid == 0:
         try:
-            racer(ws)
+            racer(ws, "sub")
         finally:
             os._exit(0)
     runs = hits = ran = refused = 0
@@ -72,7 +82,7 @@ def main():
                 ran += 1
             if r.returncode == 125:
                 refused += 1
-            if mode == "deny":
+            if mode in ("deny", "parent"):
                 try:
                     os.stat("f", dir_fd=denied)
                     hits += 1
