@@ -6,8 +6,10 @@
  * only bwrap needs lives here: the pins that keep a read-only path from
  * being renamed away, the placeholders bwrap makes for missing protected
  * paths and the locks that keep runs from removing each other's, the
- * inherited descriptors the shim reopens inside, and the reading of
- * bwrap's own failure line. Invariants: every path handed to bwrap is
+ * inherited descriptors the shim reopens inside, the descriptors of the
+ * checked paths that bwrap binds (--bind-fd, --ro-bind-fd) and the list
+ * of mounts the shim checks inside before the command (FD_MOUNTS), and
+ * the reading of bwrap's own failure line. Invariants: every path handed to bwrap is
  * absolute, so none can be read as an option; the sandbox always gets its
  * own user, pid, ipc, uts and (unless --net) network namespaces, a new
  * session, no capabilities once the shim has run (see shim.c for root),

@@ -11,9 +11,13 @@
  * the way to an exception lose that class for entries made later) and this is
  * documented. Invariants: landlock_build() does all reading and allocation in
  * the parent, and the plan prints whole for --dry-run (each rule, its
- * rights); confine() runs in the child between fork and exec and only
- * opens, adds rules and closes (async-signal-safe, no allocation); any
- * part the kernel cannot enforce is an error, never a best-effort run.
+ * rights); the ruleset is made in the parent too, each rule added on a
+ * descriptor reached from / without following a link, or on the one sbx
+ * checked a named path with, so the grant is the inode checked and never
+ * a link's target (make_ruleset()); confine() runs in the child between
+ * fork and exec and only adds the terminal's rules, restricts itself and
+ * closes (async-signal-safe, no allocation); any part the kernel cannot
+ * enforce is an error, never a best-effort run.
  */
 #define _GNU_SOURCE
 #include <dirent.h>

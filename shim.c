@@ -3,8 +3,8 @@
  * Seatbelt sandboxes as the command's parent:
  *
  *	sbx --sbx-internal-shim [--ro-dev] [--seccomp] [--bridge]
- *	    [--capture N] [--wrapped-env] [--tty]
- *	    [--procs N] [--reopen FD PATH]... -- CMD...
+ *	    [--capture N] [--wrapped-env] [--tty] [--procs N] [--mounts]
+ *	    [--reopen FD PATH]... -- CMD...
  *
  * It runs only as part of a launch: proc.c queues a go message on the
  * status socket (FD_STATUS) before the sandbox starts, and without one the
@@ -24,6 +24,11 @@
  * close-on-exec at once: the command inherits neither. Under Seatbelt,
  * FD_ARGS still holds the profile sandbox-exec read (-f /dev/fd/3): the
  * shim closes it (under bwrap it is already closed).
+ *
+ * With --mounts (bwrap), before anything else, it checks the mounts bwrap
+ * made against the list on FD_MOUNTS (check_mounts()): a path swapped for
+ * a symbolic link while sbx started sends bwrap's mount elsewhere, and
+ * then nothing runs.
  *
  * The shim, not bwrap, installs the seccomp filter (--seccomp: from
  * FD_SECCOMP), so that first, run by root (--ro-dev), it can use the two
