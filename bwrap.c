@@ -56,6 +56,7 @@ static const char *const base_opts[] = {
 struct bwrap_priv {
 	const char	*self;		/* sbx, run inside as the shim */
 	int		 dry;		/* --dry-run: nothing kept open */
+	const struct policy *pol;
 	struct strv	 binds;		/* bound by descriptor: FD_FIRST_BIND + i */
 	int		*fds;		/* their descriptors, opened here */
 	struct strv	 checks;	/* KIND ID PATH each: for the shim */
@@ -101,7 +102,7 @@ bind_by_name(struct bwrap_priv *bp, const char *path, char *id, size_t size)
 	int fd;
 
 	if ((fd = open_nolinks(path, &st)) < 0 || !checked_same(path, &st) ||
-	    checked_elsewhere(path, &st)) {
+	    checked_elsewhere(path, &st, &bp->pol->writable)) {
 		if (bp->failed == NULL)
 			bp->failed = xasprintf("%s: changed while sbx started; "
 			    "try again", shown(path));
@@ -148,7 +149,7 @@ bind_fd(struct strv *v, struct bwrap_priv *bp, const char *op,
 	fd = kept >= 0 ? fcntl(kept, F_DUPFD_CLOEXEC, 0) :
 	    open_nolinks(path, &st);
 	if (fd < 0 || fstat(fd, &st) < 0 || !checked_same(path, &st) ||
-	    checked_elsewhere(path, &st)) {
+	    checked_elsewhere(path, &st, &bp->pol->writable)) {
 		if (bp->failed == NULL)
 			bp->failed = xasprintf("%s: changed while sbx started; "
 			    "try again", shown(path));
@@ -648,6 +649,7 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	l->priv = bp;
 	bp->self = pl->o->self;
 	bp->dry = pl->o->dry_run;
+	bp->pol = pl->pol;
 	if (pl->o->dry_run) {
 		/* Where it would be found; a dry run works without bwrap. */
 		if ((bwrap = find_program("bwrap", NULL)) == NULL)

@@ -557,7 +557,8 @@ describe(const struct ll_plan *p, struct strv *dry)
 }
 
 static int confine(void *);
-static int make_ruleset(struct ll_plan *, struct sbx_err *);
+static int make_ruleset(struct ll_plan *, const struct policy *,
+    struct sbx_err *);
 
 /*
  * The supervisor's view: the policy, the folders Landlock grants, and
@@ -614,7 +615,7 @@ landlock_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	p->rfd = -1;
 	if (plan_rules(p, pl->pol, e) < 0)
 		return -1;
-	if (!o->dry_run && make_ruleset(p, e) < 0)
+	if (!o->dry_run && make_ruleset(p, pl->pol, e) < 0)
 		return -1;
 	flavour = SECCOMP_FOR_LANDLOCK | SECCOMP_NOTIFY_META |
 	    (p->holes.n ? SECCOMP_NOTIFY_ENTRIES : 0) |
@@ -685,7 +686,7 @@ allow_std_ttys(int rfd, uint64_t fs)
  * inode now fails the run.
  */
 static int
-make_ruleset(struct ll_plan *p, struct sbx_err *e)
+make_ruleset(struct ll_plan *p, const struct policy *pol, struct sbx_err *e)
 {
 	struct ruleset_attr ra;
 	struct path_beneath pb;
@@ -709,7 +710,7 @@ make_ruleset(struct ll_plan *p, struct sbx_err *e)
 		/* A held path's folder under another name: it moved. */
 		if ((!own && fstat(fd, &st) < 0) ||
 		    !checked_same(p->r[i].path, &st) ||
-		    checked_elsewhere(p->r[i].path, &st)) {
+		    checked_elsewhere(p->r[i].path, &st, &pol->writable)) {
 			if (own)
 				close(fd);
 			return sbx_errf(e, ERR_PATH, "%s: changed while sbx "

@@ -324,7 +324,8 @@ void	 checked_add(const char *, int, const struct stat *);
 void	 checked_note(const char *, int, const struct stat *, int);
 int	 checked_fd(const char *);
 int	 checked_same(const char *, const struct stat *);
-int	 checked_elsewhere(const char *, const struct stat *);
+int	 checked_elsewhere(const char *, const struct stat *,
+	    const struct strv *);
 struct file_id;
 int	 checked_id(const char *, struct file_id *);
 

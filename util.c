@@ -747,16 +747,46 @@ checked_same(const char *path, const struct stat *st)
 	return 1;
 }
 
-/* 1 when st's inode was checked under another name than path. */
-int
-checked_elsewhere(const char *path, const struct stat *st)
+/*
+ * The deepest folder of w that holds the folder path's name lies in (a
+ * writable folder is held by the one above it), or NULL.
+ */
+static const char *
+holder_in(const struct strv *w, const char *path)
 {
+	const char *best = NULL, *slash = strrchr(path, '/');
+	size_t i, n = slash == NULL || slash == path ? 1 : (size_t)(slash - path);
+	char *dir = xasprintf("%.*s", (int)n, path);
+
+	for (i = 0; w != NULL && i < w->n; i++)
+		if (path_under(dir, w->v[i]) &&
+		    (best == NULL || strlen(w->v[i]) > strlen(best)))
+			best = w->v[i];
+	free(dir);
+	return best;
+}
+
+/*
+ * 1 when st, a folder, was checked under another name than path in the
+ * same writable folder of w: it was swapped there while sbx started. A
+ * file may have hard links, and a folder other names through bind mounts
+ * outside: neither counts.
+ */
+int
+checked_elsewhere(const char *path, const struct stat *st,
+    const struct strv *w)
+{
+	const char *h = holder_in(w, path), *g;
 	size_t i;
 
+	if (!S_ISDIR(st->st_mode) || h == NULL)
+		return 0;
 	for (i = 0; i < nchecked; i++)
 		if (checked[i].dev == st->st_dev &&
 		    checked[i].ino == st->st_ino &&
-		    strcmp(checked[i].path, path) != 0)
+		    strcmp(checked[i].path, path) != 0 &&
+		    (g = holder_in(w, checked[i].path)) != NULL &&
+		    strcmp(g, h) == 0)
 			return 1;
 	return 0;
 }
