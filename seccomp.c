@@ -111,7 +111,8 @@ struct sfprog {
 #define X32_BIT		0x40000000U
 enum {
 	NR_ioctl = 16, NR_socket = 41, NR_clone = 56, NR_mknod = 133,
-	NR_personality = 135, NR_unshare = 272, NR_mknodat = 259
+	NR_personality = 135, NR_unshare = 272, NR_mknodat = 259,
+	NR_creat = 85, NR_chmod = 90, NR_fchmod = 91, NR_fchmodat = 268
 };
 /* Refused for every flavour. */
 static const int deny_all[] = {
@@ -165,7 +166,10 @@ static const int deny_landlock[] = {
 	463, 466, 469,	/* setxattrat, removexattrat, file_setattr */
 	29, 30, 31,	/* shmget, shmat, shmctl */
 	64, 65, 66, 220,	/* semget, semop, semctl, semtimedop */
-	68, 69, 70, 71	/* msgget, msgsnd, msgrcv, msgctl */
+	68, 69, 70, 71,	/* msgget, msgsnd, msgrcv, msgctl */
+	240, 241, 242,	/* mq_open, mq_unlink, mq_timedsend */
+	243, 244, 245,	/* mq_timedreceive, mq_notify, mq_getsetattr */
+	300, 301	/* fanotify_init, fanotify_mark */
 };
 /*
  * Owner changes succeed and do nothing, for every flavour: root in CI
@@ -183,7 +187,6 @@ enum { NR_utimensat = 280, NR_prlimit64 = 302, NR_setpriority = 141 };
  * supervisor) judged by path in notify.c.
  */
 static const int meta[] = {
-	90, 91, 268, 452,	/* chmod, fchmod, fchmodat, fchmodat2 */
 	132, 235, 261,	/* utime, utimes, futimesat */
 	188, 189, 190, 197, 198, 199	/* set/removexattr family */
 };
@@ -192,7 +195,6 @@ static const int meta[] = {
  * a folder holds a hole (open(2) and openat(2) only with a writing flag).
  */
 static const int entries[] = {
-	85, 437,	/* creat, openat2 */
 	83, 258,	/* mkdir, mkdirat */
 	87, 263, 84,	/* unlink, unlinkat, rmdir */
 	82, 264, 316,	/* rename, renameat, renameat2 */
@@ -222,7 +224,8 @@ enum { NR_ioprio_set = 251 };
 #define AUDIT_ARCH_NATIVE 0xc00000b7U
 enum {
 	NR_ioctl = 29, NR_socket = 198, NR_clone = 220, NR_mknod = -1,
-	NR_personality = 92, NR_unshare = 97, NR_mknodat = 33
+	NR_personality = 92, NR_unshare = 97, NR_mknodat = 33,
+	NR_creat = -1, NR_chmod = -1, NR_fchmod = 52, NR_fchmodat = 53
 };
 static const int deny_all[] = {
 	116,		/* syslog */
@@ -264,18 +267,19 @@ static const int deny_landlock[] = {
 	463, 466, 469,	/* setxattrat, removexattrat, file_setattr */
 	194, 195, 196,	/* shmget, shmctl, shmat */
 	190, 191, 192, 193,	/* semget, semctl, semtimedop, semop */
-	186, 187, 188, 189	/* msgget, msgctl, msgrcv, msgsnd */
+	186, 187, 188, 189,	/* msgget, msgctl, msgrcv, msgsnd */
+	180, 181, 182,	/* mq_open, mq_unlink, mq_timedsend */
+	183, 184, 185,	/* mq_timedreceive, mq_notify, mq_getsetattr */
+	262, 263	/* fanotify_init, fanotify_mark */
 };
 static const int chown_calls[] = {
 	54, 55		/* fchownat, fchown */
 };
 enum { NR_utimensat = 88, NR_prlimit64 = 261, NR_setpriority = 140 };
 static const int meta[] = {
-	52, 53, 452,	/* fchmod, fchmodat, fchmodat2 */
 	5, 6, 7, 14, 15, 16	/* set/removexattr family */
 };
 static const int entries[] = {
-	437,		/* openat2 */
 	34, 35,		/* mkdirat, unlinkat */
 	38, 276,	/* renameat, renameat2 */
 	37, 36,		/* linkat, symlinkat */
@@ -299,6 +303,8 @@ static const int self_only[] = {
 enum { NR_ioprio_set = 30 };
 #endif
 #define NR_clone3	435
+#define NR_openat2	437
+#define NR_fchmodat2	452
 
 #if defined(__x86_64__) || defined(__aarch64__)
 
@@ -306,7 +312,8 @@ enum { NR_ioprio_set = 30 };
 enum act {
 	A_EPERM, A_ENOSYS, A_NOTIF, A_NOOP, H_SOCKET, H_IOCTL, H_NSFLAGS,
 	H_PERSONALITY, H_MKNOD, H_MKNODAT, H_UTIMENSAT, H_SELF,
-	H_SETPRIORITY, H_IOPRIO, H_OPEN, H_OPENAT, H_SENDTO, H_FCNTL, N_ACT
+	H_SETPRIORITY, H_IOPRIO, H_OPEN, H_OPENAT, H_CREAT, H_CHMOD,
+	H_CHMODAT, H_SENDTO, H_FCNTL, N_ACT
 };
 
 struct scrule {
@@ -324,6 +331,9 @@ struct prog {
 	uint32_t	entry;	/* the answer for an entry call: allow, or
 				   ask the supervisor */
 	uint32_t	owner;	/* for FIOSETOWN: allow, or ask */
+	uint32_t	meta;	/* a chmod without set-id bits: allow, or
+				   ask the supervisor */
+	int		fsioctl; /* judge the file-system ioctls */
 };
 
 static void
@@ -351,7 +361,7 @@ ret(struct prog *p, uint32_t action)
  * flavour's (notify_refusals()), the supervisor the Landlock flavour's
  * (notify.c takes any call it does not handle for one). eperm_shared()
  * is for the checks of calls that the supervisor does handle (ioctl,
- * mknod, open, utimensat): the Landlock flavour refuses those in the
+ * mknod, open, creat, the chmod family, utimensat): the Landlock flavour refuses those in the
  * filter, unreported, so that a refusal can never reach the supervisor
  * looking like a call for it to perform.
  */
@@ -402,6 +412,55 @@ socket_check(struct prog *p, int unix_ok, int inet_ok)
 	ret(p, eperm());
 }
 
+/*
+ * The file-system ioctls that only read, in the three families (types
+ * 'f', 'X' and 0x94) where the others change a file or its file system:
+ * inode flags (chattr +i, +a), project ids, fs-verity (a file made
+ * immutable for good), encryption policies and keys, labels, btrfs
+ * subvolumes and snapshots, and for root freeze, thaw, trim and shutdown.
+ * Landlock judges none of them (LANDLOCK_ACCESS_FS_IOCTL_DEV covers
+ * devices only), and a descriptor opened for reading is enough. Cloning
+ * and deduplication write only through a descriptor Landlock opened for
+ * writing (or, deduplicating, leave the bytes as they were).
+ */
+static const uint32_t fs_ioctl_reads[] = {
+	0x80086601, 0x80046601,	/* FS_IOC_GETFLAGS, FS_IOC32_GETFLAGS */
+	0xc020660b,		/* FS_IOC_FIEMAP */
+	0x801c581f,		/* FS_IOC_FSGETXATTR */
+	0x40049409, 0x4020940d,	/* FICLONE, FICLONERANGE */
+	0xc0189436,		/* FIDEDUPERANGE */
+	0x81009431,		/* FS_IOC_GETFSLABEL */
+	0x400c6615, 0xc0096616,	/* FS_IOC_GET_ENCRYPTION_POLICY(_EX) */
+	0x40106614, 0xc080661a,	/* ..._PWSALT, ..._KEY_STATUS */
+	0x8010661b,		/* FS_IOC_GET_ENCRYPTION_NONCE */
+	0xc0046686, 0xc0286687	/* FS_IOC_MEASURE_VERITY, _READ_VERITY_METADATA */
+};
+#define IOC_SETVERSION		0x40087602	/* FS_IOC_SETVERSION */
+#define IOC32_SETVERSION	0x40047602	/* FS_IOC32_SETVERSION */
+#define IOC_TYPE		0xff00
+#define IOC_TYPE_F		0x6600	/* 'f': FS_IOC_*, ext4, fscrypt */
+#define IOC_TYPE_X		0x5800	/* 'X': xfs, FS_IOC_FSSETXATTR, FIFREEZE */
+#define IOC_TYPE_BTRFS		0x9400	/* btrfs, FICLONE, FS_IOC_SETFSLABEL */
+
+static void
+fs_ioctl_check(struct prog *p)
+{
+	size_t i, n = sizeof fs_ioctl_reads / sizeof fs_ioctl_reads[0];
+
+	for (i = 0; i < n; i++) {
+		emit(p, BPF_JEQ_K, 0, 1, fs_ioctl_reads[i]);
+		ret(p, RET_ALLOW);
+	}
+	emit(p, BPF_JEQ_K, 1, 0, IOC_SETVERSION);
+	emit(p, BPF_JEQ_K, 0, 1, IOC32_SETVERSION);
+	ret(p, eperm_shared());
+	emit(p, BPF_ALU_AND_K, 0, 0, IOC_TYPE);
+	emit(p, BPF_JEQ_K, 2, 0, IOC_TYPE_F);
+	emit(p, BPF_JEQ_K, 1, 0, IOC_TYPE_X);
+	emit(p, BPF_JEQ_K, 0, 1, IOC_TYPE_BTRFS);
+	ret(p, eperm_shared());
+}
+
 /* ioctl(2) takes an unsigned int command: compare the low word only. */
 static void
 ioctl_check(struct prog *p)
@@ -418,6 +477,8 @@ ioctl_check(struct prog *p)
 		emit(p, BPF_JEQ_K, 0, 1, IOC_SIOCSPGRP);
 		ret(p, p->owner);
 	}
+	if (p->fsioctl)
+		fs_ioctl_check(p);
 	ret(p, RET_ALLOW);
 }
 
@@ -454,19 +515,49 @@ personality_check(struct prog *p)
 	ret(p, eperm());
 }
 
+#define MODE_SETID	06000	/* S_ISUID | S_ISGID */
+
 /*
  * mknod(2), mknodat(2): FIFOs and sockets are ordinary; a device node is
  * a way around every file rule (a block device of the host disk), for a
- * root that kept CAP_MKNOD.
+ * root that kept CAP_MKNOD. A regular file made by mknod takes its mode
+ * as given: never a set-id one.
  */
 static void
 mknod_check(struct prog *p, int modearg)
 {
 	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(modearg));
+	emit(p, BPF_JSET_K, 4, 0, MODE_SETID);
 	emit(p, BPF_ALU_AND_K, 0, 0, MODE_FMT);
-	emit(p, BPF_JEQ_K, 0, 1, MODE_CHR);
+	emit(p, BPF_JEQ_K, 2, 0, MODE_CHR);
+	emit(p, BPF_JEQ_K, 1, 0, MODE_BLK);
+	ret(p, p->entry);
 	ret(p, eperm_shared());
-	emit(p, BPF_JEQ_K, 0, 1, MODE_BLK);
+}
+
+/*
+ * The chmod family, for every flavour: a set-user-ID or set-group-ID
+ * file left in a writable folder runs later, outside, as its owner (root,
+ * where root ran the command) for whoever can reach it. The filter cannot
+ * tell a folder from a file, so chmod g+s on a folder is refused too
+ * (mkdir(2) sets no set-id bit itself; a folder inherits set-group-ID).
+ * mode_t is 32 bits and the kernel keeps 16: the low word is the mode.
+ */
+static void
+chmod_check(struct prog *p, int modearg)
+{
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(modearg));
+	emit(p, BPF_JSET_K, 0, 1, MODE_SETID);
+	ret(p, eperm_shared());
+	ret(p, p->meta);
+}
+
+/* creat(2) always creates: its mode is args[1]. */
+static void
+creat_check(struct prog *p)
+{
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(1));
+	emit(p, BPF_JSET_K, 0, 1, MODE_SETID);
 	ret(p, eperm_shared());
 	ret(p, p->entry);
 }
@@ -497,9 +588,26 @@ sendto_check(struct prog *p)
 	ret(p, RET_USER_NOTIF);
 }
 
+/*
+ * open(2), openat(2): a mode with a set-id bit is refused where the call
+ * may create (O_CREAT, O_TMPFILE); the mode argument of any other open is
+ * not read by the kernel. Then, with the supervisor for entries, a
+ * writing flag goes to it.
+ */
+#define OPEN_CREATES	(0100 | 020000000)	/* O_CREAT, __O_TMPFILE */
+
 static void
 open_check(struct prog *p, int flagsarg)
 {
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(flagsarg));
+	emit(p, BPF_JSET_K, 0, 3, OPEN_CREATES);
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(flagsarg + 1));
+	emit(p, BPF_JSET_K, 0, 1, MODE_SETID);
+	ret(p, eperm_shared());
+	if (p->entry == RET_ALLOW) {
+		ret(p, RET_ALLOW);
+		return;
+	}
 	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(flagsarg));
 	emit(p, BPF_JSET_K, 0, 1, OPEN_WRITING);
 	ret(p, RET_USER_NOTIF);
@@ -646,58 +754,67 @@ sort_rules(struct scrule *r, size_t n)
 	}
 }
 
+#define COUNT(a)	(sizeof (a) / sizeof (a)[0])
+#define MAX_RULES	(COUNT(deny_all) + COUNT(deny_landlock) + COUNT(meta) + \
+	COUNT(entries) + COUNT(net_calls) + COUNT(signal_calls) + \
+	COUNT(chown_calls) + COUNT(self_only) + N_ACT + 16)
+
 static void
-body(struct prog *p, int flavour, int unix_ok, int inet_ok)
+add_all(struct scrule *r, size_t *n, const int *nrs, size_t count,
+    enum act act)
 {
-	struct scrule r[sizeof deny_all / sizeof deny_all[0] +
-	    sizeof deny_landlock / sizeof deny_landlock[0] +
-	    sizeof meta / sizeof meta[0] + sizeof entries / sizeof entries[0] +
-	    sizeof net_calls / sizeof net_calls[0] +
-	    sizeof signal_calls / sizeof signal_calls[0] +
-	    sizeof chown_calls / sizeof chown_calls[0] +
-	    sizeof self_only / sizeof self_only[0] + N_ACT + 10];
-	size_t n = 0, i, done[N_ACT];
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		add(r, n, nrs[i], act);
+}
+
+/*
+ * The rules of a flavour, into r (MAX_RULES long), and the answers the
+ * argument checks give where they let a call through.
+ */
+static size_t
+collect(struct prog *p, int flavour, struct scrule *r)
+{
 	int landlock = flavour & SECCOMP_FOR_LANDLOCK;
 	int notify = flavour & SECCOMP_NOTIFY_META;
 	int ent = flavour & SECCOMP_NOTIFY_ENTRIES;
-	enum act a;
+	size_t n = 0;
 
 	refusal_shared = landlock ? RET_ERRNO | EPERM : RET_USER_NOTIF;
-	for (i = 0; i < sizeof deny_all / sizeof deny_all[0]; i++)
-		add(r, &n, deny_all[i], A_EPERM);
+	p->owner = flavour & SECCOMP_NOTIFY_SIGNALS ? RET_USER_NOTIF :
+	    RET_ALLOW;
+	p->entry = ent ? RET_USER_NOTIF : RET_ALLOW;
+	p->meta = !landlock ? RET_ALLOW : notify ? RET_USER_NOTIF :
+	    eperm_shared();
+	p->fsioctl = landlock;
+	add_all(r, &n, deny_all, COUNT(deny_all), A_EPERM);
 	if (landlock) {
-		for (i = 0; i < sizeof deny_landlock / sizeof deny_landlock[0];
-		    i++)
-			add(r, &n, deny_landlock[i], A_EPERM);
-		for (i = 0; i < sizeof meta / sizeof meta[0]; i++)
-			add(r, &n, meta[i], notify ? A_NOTIF : A_EPERM);
+		add_all(r, &n, deny_landlock, COUNT(deny_landlock), A_EPERM);
+		add_all(r, &n, meta, COUNT(meta), notify ? A_NOTIF : A_EPERM);
+		add(r, &n, NR_utimensat, notify ? A_NOTIF : H_UTIMENSAT);
+		add(r, &n, NR_prlimit64, H_SELF);
+		add(r, &n, NR_setpriority, H_SETPRIORITY);
+		add(r, &n, NR_ioprio_set, H_IOPRIO);
+		add_all(r, &n, self_only, COUNT(self_only), H_SELF);
 	}
 	if (flavour & SECCOMP_NOTIFY_NET) {
-		for (i = 0; i < sizeof net_calls / sizeof net_calls[0]; i++)
-			add(r, &n, net_calls[i], A_NOTIF);
+		add_all(r, &n, net_calls, COUNT(net_calls), A_NOTIF);
 		add(r, &n, NR_sendto, H_SENDTO);
 	}
 	if (flavour & SECCOMP_NOTIFY_WATCH)
 		add(r, &n, NR_inotify_add_watch, A_NOTIF);
-	p->owner = RET_ALLOW;
 	if (flavour & SECCOMP_NOTIFY_SIGNALS) {
-		for (i = 0; i < sizeof signal_calls / sizeof signal_calls[0];
-		    i++)
-			add(r, &n, signal_calls[i], A_NOTIF);
+		add_all(r, &n, signal_calls, COUNT(signal_calls), A_NOTIF);
 		add(r, &n, NR_fcntl, H_FCNTL);
-		p->owner = RET_USER_NOTIF;
 	}
-	p->entry = ent ? RET_USER_NOTIF : RET_ALLOW;
-	if (ent) {
-		for (i = 0; i < sizeof entries / sizeof entries[0]; i++)
-			add(r, &n, entries[i], A_NOTIF);
-		add(r, &n, NR_open, H_OPEN);
-		add(r, &n, NR_openat, H_OPENAT);
-	}
-	for (i = 0; i < sizeof chown_calls / sizeof chown_calls[0]; i++)
-		add(r, &n, chown_calls[i], A_NOOP);
-	/* clone3 passes its flags in memory that BPF cannot read. */
+	if (ent)
+		add_all(r, &n, entries, COUNT(entries), A_NOTIF);
+	add_all(r, &n, chown_calls, COUNT(chown_calls), A_NOOP);
+	/* clone3 passes its flags, openat2 its mode, in memory that BPF
+	 * cannot read: ENOSYS, as from an older kernel, and libc falls back. */
 	add(r, &n, NR_clone3, A_ENOSYS);
+	add(r, &n, NR_openat2, A_ENOSYS);
 	add(r, &n, NR_socket, H_SOCKET);
 	add(r, &n, NR_ioctl, H_IOCTL);
 	add(r, &n, NR_clone, H_NSFLAGS);
@@ -705,14 +822,49 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 	add(r, &n, NR_personality, H_PERSONALITY);
 	add(r, &n, NR_mknod, H_MKNOD);
 	add(r, &n, NR_mknodat, H_MKNODAT);
-	if (landlock) {
-		add(r, &n, NR_utimensat, notify ? A_NOTIF : H_UTIMENSAT);
-		add(r, &n, NR_prlimit64, H_SELF);
-		add(r, &n, NR_setpriority, H_SETPRIORITY);
-		add(r, &n, NR_ioprio_set, H_IOPRIO);
-		for (i = 0; i < sizeof self_only / sizeof self_only[0]; i++)
-			add(r, &n, self_only[i], H_SELF);
+	add(r, &n, NR_open, H_OPEN);
+	add(r, &n, NR_openat, H_OPENAT);
+	add(r, &n, NR_creat, H_CREAT);
+	add(r, &n, NR_chmod, H_CHMOD);
+	add(r, &n, NR_fchmod, H_CHMOD);
+	add(r, &n, NR_fchmodat, H_CHMODAT);
+	add(r, &n, NR_fchmodat2, H_CHMODAT);
+	return n;
+}
+
+static void
+check(struct prog *p, enum act a, int unix_ok, int inet_ok)
+{
+	switch (a) {
+	case H_SOCKET: socket_check(p, unix_ok, inet_ok); break;
+	case H_IOCTL: ioctl_check(p); break;
+	case H_NSFLAGS: nsflags_check(p); break;
+	case H_PERSONALITY: personality_check(p); break;
+	case H_MKNOD: mknod_check(p, 1); break;
+	case H_MKNODAT: mknod_check(p, 2); break;
+	case H_UTIMENSAT: utimensat_check(p); break;
+	case H_OPEN: open_check(p, 1); break;
+	case H_OPENAT: open_check(p, 2); break;
+	case H_CREAT: creat_check(p); break;
+	case H_CHMOD: chmod_check(p, 1); break;
+	case H_CHMODAT: chmod_check(p, 2); break;
+	case H_SENDTO: sendto_check(p); break;
+	case H_FCNTL: fcntl_check(p); break;
+	case H_SELF: self_check(p); break;
+	case H_SETPRIORITY: who_check(p, WHO_PRIO_USER); break;
+	case H_IOPRIO: who_check(p, WHO_IOPRIO_USER); break;
+	default: p->full = 1; break;
 	}
+}
+
+static void
+body(struct prog *p, int flavour, int unix_ok, int inet_ok)
+{
+	struct scrule r[MAX_RULES];
+	size_t n, i, done[N_ACT];
+	enum act a;
+
+	n = collect(p, flavour, r);
 	sort_rules(r, n);
 	for (i = 1; i < n; i++)
 		if (r[i].nr == r[i - 1].nr) {	/* a list with a slip */
@@ -728,23 +880,7 @@ body(struct prog *p, int flavour, int unix_ok, int inet_ok)
 		a = p->fix[i].act;
 		if (done[a] == (size_t)-1) {
 			done[a] = p->n;
-			switch (a) {
-			case H_SOCKET: socket_check(p, unix_ok, inet_ok); break;
-			case H_IOCTL: ioctl_check(p); break;
-			case H_NSFLAGS: nsflags_check(p); break;
-			case H_PERSONALITY: personality_check(p); break;
-			case H_MKNOD: mknod_check(p, 1); break;
-			case H_MKNODAT: mknod_check(p, 2); break;
-			case H_UTIMENSAT: utimensat_check(p); break;
-			case H_OPEN: open_check(p, 1); break;
-			case H_OPENAT: open_check(p, 2); break;
-			case H_SENDTO: sendto_check(p); break;
-			case H_FCNTL: fcntl_check(p); break;
-			case H_SELF: self_check(p); break;
-			case H_SETPRIORITY: who_check(p, WHO_PRIO_USER); break;
-			case H_IOPRIO: who_check(p, WHO_IOPRIO_USER); break;
-			default: p->full = 1; break;
-			}
+			check(p, a, unix_ok, inet_ok);
 		}
 		p->f[p->fix[i].at].k = (uint32_t)(done[a] - p->fix[i].at - 1);
 	}
