@@ -3,7 +3,11 @@
  * each is one line of valid UTF-8 and byte-exact: \\ \n \t \r, and \xHH for
  * other control bytes, 0x7f and every byte outside valid UTF-8. JSON strings
  * are valid for any parser: control bytes as \u00XX, bytes outside valid
- * UTF-8 as U+FFFD (kv is the lossless format). Output streams through one
+ * UTF-8 as U+FFFD (kv is the lossless format). The line and paragraph
+ * separators of Unicode, U+0085 (NEL), U+2028 and U+2029, are escaped too,
+ * as \xHH of each byte in kv and \uXXXX in JSON: readers that split lines the Unicode
+ * way (Python's str.splitlines(), JavaScript) would otherwise read a line
+ * the command printed as a key of the result. Output streams through one
  * fixed buffer, retrying short writes.
  */
 #define _GNU_SOURCE
@@ -99,6 +103,43 @@ gather(const struct seg *sg, size_t nseg, size_t at, unsigned char *tmp)
 }
 
 /*
+ * A valid UTF-8 character of len bytes at q: copied, or escaped where it
+ * is U+0085, U+2028 or U+2029 (the other separators readers split on,
+ * \v \f \x1c-\x1e, are control bytes). Adds at most 12 bytes at chunk + k.
+ */
+static size_t
+put_utf8(char *chunk, size_t k, const unsigned char *q, size_t len, int json)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned cp = 0;
+	size_t i;
+
+	if (len == 2 && q[0] == 0xc2 && q[1] == 0x85)
+		cp = 0x85;
+	else if (len == 3 && q[0] == 0xe2 && q[1] == 0x80 &&
+	    (q[2] == 0xa8 || q[2] == 0xa9))
+		cp = 0x2000 | (q[2] & 0x3f);	/* U+2028, U+2029 */
+	if (cp == 0) {
+		memcpy(chunk + k, q, len);
+		return k + len;
+	}
+	if (json) {
+		memcpy(chunk + k, "\\u", 2);
+		k += 2;
+		for (i = 4; i-- > 0; )
+			chunk[k++] = hex[cp >> (4 * i) & 15];
+		return k;
+	}
+	for (i = 0; i < len; i++) {
+		chunk[k++] = '\\';
+		chunk[k++] = 'x';
+		chunk[k++] = hex[q[i] >> 4];
+		chunk[k++] = hex[q[i] & 15];
+	}
+	return k;
+}
+
+/*
  * Escaped bytes gather in a small chunk that goes to the buffer in one
  * put(): an snprintf() and a memcpy() per byte made the worst case, 1 MiB
  * of control bytes, cost half a second on top of any run. The segments are
@@ -119,7 +160,7 @@ escape(struct buf *b, const struct seg *sg, size_t nseg, int json)
 		for (i = skip < n ? skip : n, skip -= i; i < n; ) {
 			unsigned char c = p[i];
 
-			if (k > sizeof(chunk) - 8) {
+			if (k > sizeof(chunk) - 16) {
 				put(b, chunk, k);
 				k = 0;
 			}
@@ -137,15 +178,13 @@ escape(struct buf *b, const struct seg *sg, size_t nseg, int json)
 			} else if (c < 0x80) {
 				chunk[k++] = (char)c;
 			} else if ((len = utf8_len(p + i, n - i)) > 0) {
-				memcpy(chunk + k, p + i, len);
-				k += len;
+				k = put_utf8(chunk, k, p + i, len, json);
 				i += len;
 				continue;
 			} else if (n - i < 4 && s + 1 < nseg &&
 			    (len = utf8_len(tmp, gather(sg + s, nseg - s, i,
 			    tmp))) > n - i) {
-				memcpy(chunk + k, tmp, len);
-				k += len;
+				k = put_utf8(chunk, k, tmp, len, json);
 				skip = len - (n - i);
 				break;
 			} else if (json) {

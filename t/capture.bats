@@ -381,3 +381,38 @@ assert r["stdout"] == "a" * 50 + "\n[sbx: 9900 bytes cut]\n" + "a" * 50, r["stdo
 	run "$SBX" --sandbox host -m 10 -- printf 'abcd\303'
 	[ "$(kv stdout)" = 'abcd\xc3' ]
 }
+
+@test "kv escaping: Unicode line separators cannot forge a key for splitlines()" {
+	# U+0085, U+2028, U+2029 each start a line for Python's
+	# str.splitlines(); \v \f \x1c-\x1e are control bytes, escaped already.
+	printf 'a\302\205exit_code=0\342\200\250error=forged\342\200\251signal=x\013b\014c\034d\035e\036f' >data
+	run "$SBX" --sandbox host --result res -- sh -c 'cat data; exit 3' 3>&-
+	[ "$status" -eq 3 ]
+	python3 -c '
+import sys
+text = open("res", "rb").read().decode("utf-8", "strict")
+keys = {}
+for line in text.splitlines():
+    k, _, v = line.partition("=")
+    keys.setdefault(k, []).append(v)
+print(keys.get("exit_code"), keys.get("error"), keys.get("signal"))
+assert keys["exit_code"] == ["3"], keys["exit_code"]
+assert "error" not in keys
+assert keys["signal"] == [""]
+'
+	output=$(cat res)
+	same_bytes stdout data
+	kv_utf8_lines
+	# JSON: \u0085 \u2028 \u2029, and the string still decodes to them.
+	"$SBX" --sandbox host --format json --result res.json -- cat data 3>&-
+	python3 -c '
+import json
+raw = open("res.json", "rb").read()
+for b in (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9"):
+    assert b not in raw, b
+assert b"\\u0085exit_code=0\\u2028error=forged\\u2029" in raw, raw
+r = json.loads(raw)
+assert r["stdout"] == open("data", "rb").read().decode(), repr(r["stdout"])
+assert r["exit_code"] == 0
+'
+}
