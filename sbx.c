@@ -395,6 +395,21 @@ check_conflicts(const struct raw *raw)
 	opts.net = raw->net ? NET_ALL : opts.nhosts ? NET_PROXY : NET_NONE;
 }
 
+/*
+ * The value of -e NAME=VALUE, once copied, is wiped from sbx's own
+ * argument memory: /proc/PID/cmdline is readable by every local user for
+ * the whole run. optarg points into argv whichever form was used (-e N=V,
+ * -eN=V, --env N=V, --env=N=V).
+ */
+static void
+hide_value(char *arg)
+{
+	char *eq = strchr(arg, '=');
+
+	if (eq != NULL)
+		memset(eq + 1, '\0', strlen(eq + 1));
+}
+
 static void
 parse_args(int argc, char **argv, struct raw *raw)
 {
@@ -413,6 +428,8 @@ parse_args(int argc, char **argv, struct raw *raw)
 			usage_err("%s: missing argument (-- ends the options)",
 			    shown(opt_word(argc, argv, c)));
 		parse_opt(c, optarg, raw);
+		if (c == 'e')
+			hide_value(optarg);
 	}
 	check_conflicts(raw);
 	set_command(raw, argc, argv);

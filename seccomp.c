@@ -77,7 +77,7 @@ struct sfprog {
 #define OFF_ARCH	4
 #define OFF_ARG(i)	(16 + 8 * (i))	/* low 32 bits of args[i] */
 
-#define MAX_INSNS	512
+#define MAX_INSNS	1024	/* the kernel takes 4096 */
 #define MAX_FIX		32	/* rules with an argument check */
 #define LEAF_MAX	4	/* rules tested one by one at a leaf */
 

@@ -453,6 +453,39 @@ bad_input() {
 	[ "$(kvdec stdout)" = $'a\nb' ]
 }
 
+@test "environment: -e values are gone from every command line while sbx runs" {
+	local pid ex i found
+	mkdir ws
+	for ex in "--sandbox host" "--backend bwrap" "--backend landlock"; do
+		if [ "$ex" != "--sandbox host" ] &&
+		    ! "$SBX" --probe 2>/dev/null | grep -q "^${ex#--backend }=ok"; then
+			echo "${ex#--backend } unavailable here"
+			continue
+		fi
+		rm -f ws/seen
+		# Every form: -e N=V, -eN=V, --env N=V, --env=N=V.
+		# shellcheck disable=SC2086
+		"$SBX" $ex -C ws -e T1=s3cretA -eT2=s3cretB --env T3=s3cretC \
+		    --env=T4=s3cretD -- sh -c 'echo "$T1 $T2 $T3 $T4" >seen; sleep 5' \
+		    >/dev/null 2>&1 3>&- &
+		pid=$!
+		for i in $(seq 50); do
+			[ -s ws/seen ] && break
+			sleep 0.1
+		done
+		# sbx's own line, and every other process's (bwrap, the shim)
+		# (the pattern does not match grep's own line)
+		found=$(grep -l 's3cre[t]' /proc/[0-9]*/cmdline 2>/dev/null || true)
+		echo "$ex: $(tr '\0' ' ' <"/proc/$pid/cmdline") found: $found"
+		tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "-e T1= "
+		kill "$pid"
+		wait "$pid" || true
+		# The control: the command saw every value.
+		[ "$(cat ws/seen)" = "s3cretA s3cretB s3cretC s3cretD" ]
+		[ -z "$found" ]
+	done
+}
+
 # --- --dry-run ---------------------------------------------------------------
 
 @test "--dry-run runs nothing and prints the launch line" {
