@@ -153,9 +153,30 @@ static const int deny_all[] = {
 };
 /*
  * Refused for Landlock only: no pid namespace hides other processes, no
- * IPC namespace hides their System V objects, and Landlock does not cover
+ * IPC namespace hides their System V objects and POSIX message queues
+ * (mq_unlink removes another process's queue), and Landlock does not cover
  * modes, times and extended attributes (an owner may change them
  * on any of its files, read-only or not; root on most of the system).
+ * fanotify_init: an unprivileged user gets FAN_REPORT_FID inode marks,
+ * which Landlock does not check.
+ *
+ * Reviewed for Landlock (December 2026): every call below NR_UNREVIEWED
+ * that changes an object reachable outside without a path Landlock checks.
+ * Refused or judged here: the lists above and below, the file-system
+ * ioctls that change inodes (fs_ioctl_check), set-id modes (chmod_check,
+ * open_check, creat_check, mknod_check), other processes (signals,
+ * priorities, ptrace, process_vm_*, kcmp, pidfd_getfd, process_madvise),
+ * keyrings, namespaces (unshare, clone flags, setns), personality, mounts.
+ * Left allowed, because they touch only the caller's own processes and
+ * objects, or only read: timers and timerfd, memfd, pidfd_open, inotify
+ * (judged on --deny-read paths), statmount and listmount, syncfs,
+ * fadvise and readahead (the page cache), futex, landlock_*, seccomp,
+ * lsm_set_self_attr, map_shadow_stack, mseal, cachestat, the xattr and
+ * file_getattr reads. Left allowed and able to hold something of the
+ * host's while the run lasts (released when the command's processes end):
+ * flock and record locks on files it may open, leases on files its user
+ * owns, the termios of a terminal it was given, bound ports (--net).
+ * Device ioctls are Landlock's (LANDLOCK_ACCESS_FS_IOCTL_DEV, abi 5).
  */
 static const int deny_landlock[] = {
 	101,		/* ptrace */
@@ -539,15 +560,21 @@ mknod_check(struct prog *p, int modearg)
  * The chmod family, for every flavour: a set-user-ID or set-group-ID
  * file left in a writable folder runs later, outside, as its owner (root,
  * where root ran the command) for whoever can reach it. The filter cannot
- * tell a folder from a file, so chmod g+s on a folder is refused too
- * (mkdir(2) sets no set-id bit itself; a folder inherits set-group-ID).
- * mode_t is 32 bits and the kernel keeps 16: the low word is the mode.
+ * tell a folder from a file: where the supervisor judges chmod, it lets a
+ * folder take set-group-ID (which only hands the folder's group on to new
+ * entries) and refuses it on anything else; elsewhere chmod g+s is refused
+ * on folders too (mkdir(2) sets no set-id bit itself; a folder inherits
+ * set-group-ID from its parent). mode_t is 32 bits and the kernel keeps
+ * 16: the low word is the mode.
  */
+#define MODE_SETUID	04000
+
 static void
 chmod_check(struct prog *p, int modearg)
 {
 	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(modearg));
-	emit(p, BPF_JSET_K, 0, 1, MODE_SETID);
+	emit(p, BPF_JSET_K, 0, 1, p->meta == RET_USER_NOTIF ? MODE_SETUID :
+	    MODE_SETID);
 	ret(p, eperm_shared());
 	ret(p, p->meta);
 }
