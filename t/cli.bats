@@ -486,6 +486,60 @@ bad_input() {
 	done
 }
 
+# SHIM KIND: run "sbx --sbx-internal-shim -- touch MARK" by hand with fd 3
+# prepared as KIND: closed, a file holding a go message, a stream or
+# datagram socket with one queued, a packet socket with nothing or another
+# message queued. Prints the shim's exit status.
+SHIM='
+import os, socket, sys
+sbx, kind, mark = sys.argv[1:4]
+os.closerange(3, 64)
+if kind == "file":
+    p = mark + ".go"
+    open(p, "w").write("G" * 16)
+    fd = os.open(p, os.O_RDWR)
+elif kind != "closed":
+    typ = {"stream": socket.SOCK_STREAM, "dgram": socket.SOCK_DGRAM,
+           "empty": socket.SOCK_SEQPACKET, "other": socket.SOCK_SEQPACKET,
+           "go": socket.SOCK_SEQPACKET}[kind]
+    a, b = socket.socketpair(socket.AF_UNIX, typ)
+    if kind != "empty":
+        b.send(b"S" * 16 if kind == "other" else b"G" * 16)
+    fd = a.detach()
+if kind != "closed" and fd != 3:
+    os.dup2(fd, 3)
+    os.close(fd)
+if kind != "closed":
+    os.set_inheritable(3, True)
+pid = os.fork()
+if pid == 0:
+    os.execv(sbx, [sbx, "--sbx-internal-shim", "--", "touch", mark])
+print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+'
+
+@test "the internal shim option, run by hand, refuses and runs nothing" {
+	local k
+	require_cmd python3
+	for k in closed file stream dgram empty other; do
+		run --separate-stderr python3 -c "$SHIM" "$SBX" "$k" "$MARK"
+		echo "$k: $output $stderr"
+		[ "$output" = 125 ]
+		[[ "$stderr" == "sbx: --sbx-internal-shim: for sbx's own use"* ]]
+		[ ! -e "$MARK" ]
+	done
+	# Nor from inside a run: no status socket reaches the command.
+	run --separate-stderr "$SBX" --sandbox host -- "$SBX" \
+	    --sbx-internal-shim -- touch "$MARK"
+	[ "$(kv exit_code)" = 125 ]
+	[ ! -e "$MARK" ]
+	# The control: with what sbx itself leaves on fd 3 (a Unix packet
+	# socket holding a go message) the same line runs. A process that can
+	# make one can run the command itself: only a command line is kept out.
+	run --separate-stderr python3 -c "$SHIM" "$SBX" go "$MARK"
+	[ "$output" = 0 ]
+	[ -e "$MARK" ]
+}
+
 # --- --dry-run ---------------------------------------------------------------
 
 @test "--dry-run runs nothing and prints the launch line" {

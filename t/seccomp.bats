@@ -484,3 +484,71 @@ for name, val in (("security.capability", v), ("user.x", b"1")):
 		rm -f "$ws/capf"
 	done
 }
+
+# FORGE: from inside, look for a way to any other process's descriptors
+# (the status socket: the shim's, pid 1 under bwrap, its bridge; sbx's own
+# under Landlock): readlink and open through /proc/PID/fd, pidfd_getfd(2),
+# ptrace(2) attach, /proc/PID/mem. Prints "held N" (N processes tried) or
+# what worked; then the control: the same on a child of its own works.
+FORGE='
+import ctypes, errno, os, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+x86 = os.uname().machine == "x86_64"
+PTRACE = 101 if x86 else 117
+def reach(pid):
+    got = []
+    try:
+        for fd in os.listdir("/proc/%d/fd" % pid):
+            try:
+                os.readlink("/proc/%d/fd/%s" % (pid, fd)); got.append("link" + fd)
+            except OSError:
+                pass
+    except OSError:
+        pass
+    pidfd = libc.syscall(ctypes.c_long(434), ctypes.c_long(pid), ctypes.c_long(0))
+    if pidfd >= 0:
+        for fd in range(0, 16):
+            if libc.syscall(ctypes.c_long(438), ctypes.c_long(pidfd), ctypes.c_long(fd), ctypes.c_long(0)) >= 0:
+                got.append("getfd%d" % fd)
+        os.close(pidfd)
+    if libc.syscall(ctypes.c_long(PTRACE), ctypes.c_long(16), ctypes.c_long(pid), 0, 0) >= 0:
+        got.append("ptrace")
+        libc.syscall(ctypes.c_long(PTRACE), ctypes.c_long(17), ctypes.c_long(pid), 0, 0)
+    try:
+        os.close(os.open("/proc/%d/mem" % pid, os.O_RDWR)); got.append("mem")
+    except OSError:
+        pass
+    return got
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+child = os.fork()
+if child == 0:
+    os.read(a.fileno(), 1)
+    os._exit(0)
+mine = {os.getpid(), child}
+bad, n = [], 0
+for p in os.listdir("/proc"):
+    if not p.isdigit() or int(p) in mine:
+        continue
+    n += 1
+    g = reach(int(p))
+    if g:
+        bad.append("%s:%s" % (p, ",".join(g)))
+print(" ".join(bad) if bad else "held %d" % (n > 0))
+print("control", "ok" if any(x.startswith("link") for x in reach(child)) else "none")
+b.send(b"x")
+os.waitpid(child, 0)
+sys.exit(7)
+'
+
+@test "seccomp: the status socket stays out of reach of the command (bwrap's shim and bridge, sbx under Landlock)" {
+	local b
+	for b in "${backends[@]}"; do
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" \
+		    --allow-host registry.example.org -- python3 -c "$FORGE" 3>&-
+		echo "$b: $status $(kv stdout) $(kv stderr)"
+		[ "$(kv stdout)" = 'held 1\ncontrol ok\n' ]
+		# the command's own exit status, as it ended
+		[ "$status" -eq 7 ]
+		[ "$(kv exit_code)" = 7 ]
+	done
+}
