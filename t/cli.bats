@@ -486,8 +486,9 @@ bad_input() {
 	done
 }
 
-# SHIM KIND: run "sbx --sbx-internal-shim -- touch MARK" by hand with fd 3
-# prepared as KIND: closed, a file holding a go message, a stream or
+# SHIM KIND: run "sbx --sbx-internal-shim -- touch MARK" by hand with the
+# status descriptor (5) and every other the shim reads (3 to 6) prepared
+# as KIND: closed, a file holding a go message, a stream or
 # datagram socket with one queued, a packet socket with nothing or another
 # message queued. Prints the shim's exit status.
 SHIM='
@@ -506,11 +507,11 @@ elif kind != "closed":
     if kind != "empty":
         b.send(b"S" * 16 if kind == "other" else b"G" * 16)
     fd = a.detach()
-if kind != "closed" and fd != 3:
-    os.dup2(fd, 3)
-    os.close(fd)
 if kind != "closed":
-    os.set_inheritable(3, True)
+    for n in (3, 4, 5, 6):
+        if n != fd:
+            os.dup2(fd, n)
+        os.set_inheritable(n, True)
 pid = os.fork()
 if pid == 0:
     os.execv(sbx, [sbx, "--sbx-internal-shim", "--", "touch", mark])
@@ -532,7 +533,7 @@ print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 	    --sbx-internal-shim -- touch "$MARK"
 	[ "$(kv exit_code)" = 125 ]
 	[ ! -e "$MARK" ]
-	# The control: with what sbx itself leaves on fd 3 (a Unix packet
+	# The control: with what sbx itself leaves on fd 5 (a Unix packet
 	# socket holding a go message) the same line runs. A process that can
 	# make one can run the command itself: only a command line is kept out.
 	run --separate-stderr python3 -c "$SHIM" "$SBX" go "$MARK"
