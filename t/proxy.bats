@@ -624,3 +624,96 @@ PY
 		return 1
 	}
 }
+
+# LOAD PORT N: N threads pulling /big through the proxy over and over, a
+# thread opening idle connections to it without end, 20 children, and
+# everything ignoring SIGTERM; prints "loaded" and waits.
+LOAD='
+import os, signal, socket, sys, threading, time, urllib.parse
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+u = urllib.parse.urlparse(os.environ["HTTP_PROXY"])
+port, n = int(sys.argv[1]), int(sys.argv[2])
+got = [0]
+def pull():
+    while True:
+        try:
+            s = socket.create_connection((u.hostname, u.port))
+            s.sendall(b"GET http://localhost:%d/big HTTP/1.1\r\nHost: localhost:%d\r\n\r\n" % (port, port))
+            while True:
+                b = s.recv(1 << 20)
+                if not b:
+                    break
+                got[0] += len(b)
+        except OSError:
+            time.sleep(0.01)
+def idle():
+    keep = []
+    while True:
+        try:
+            keep.append(socket.create_connection((u.hostname, u.port)))
+        except OSError:
+            time.sleep(0.05)
+for i in range(n):
+    threading.Thread(target=pull, daemon=True).start()
+threading.Thread(target=idle, daemon=True).start()
+for i in range(20):
+    if os.fork() == 0:
+        while True:
+            time.sleep(1)
+while got[0] < 50 << 20:
+    time.sleep(0.05)
+print("loaded", flush=True)
+open("loaded", "w").close()
+while True:
+    time.sleep(1)
+'
+
+# t_load_timeout EX: under that load, -t 2 -k 1 ends the run on time
+# (timed_out, SIGKILL, within 4 + 1 s and a margin: the kernel's teardown
+# of hundreds of sockets, two busy cores shared), and nothing of the
+# command's is left; then sbx killed with SIGKILL under the same load
+# leaves nothing either.
+t_load_timeout() {
+	local ex=$1 t0 t1 ms pid
+	executor "$ex" || return
+	rm -f loaded
+	t0=$(date +%s%N)
+	run --separate-stderr "$SBX" "${EXEC[@]}" -C "$BATS_TEST_TMPDIR" \
+	    -t 4 -k 1 --allow-private --allow-host "localhost:$HP" -- \
+	    python3 -c "$LOAD" "$HP" 16 3>&-
+	t1=$(date +%s%N)
+	ms=$(( (t1 - t0) / 1000000 ))
+	echo "$ex: ${ms} ms, $(kv stdout) $(kv timed_out) $(kv signal) $stderr"
+	# The control: the load was on (50 MB through the proxy) when -t fired.
+	[[ "$(kv stdout)" == loaded* ]]
+	[ "$(kv timed_out)" = 1 ]
+	[ "$(kv signal)" = SIGKILL ]
+	[ "$status" -eq 124 ]
+	[ "$ms" -lt 7500 ]
+	run pgrep -f "$HP 16\$"
+	[ -z "$output" ]
+	# SIGKILL to sbx itself, under the same load.
+	"$SBX" "${EXEC[@]}" -C "$BATS_TEST_TMPDIR" -t 60 --allow-private \
+	    --allow-host "localhost:$HP" -- python3 -c "$LOAD" "$HP" 17 \
+	    >out 2>&1 3>&- &
+	pid=$!
+	rm -f loaded
+	wait_for test -e loaded
+	[ "$(pgrep -f "$HP 17\$" | wc -l)" -gt 10 ]
+	kill -KILL "$pid"
+	wait "$pid" || true
+	for _ in $(seq 30); do
+		[ -z "$(pgrep -f "$HP 17\$")" ] && break
+		sleep 0.1
+	done
+	run pgrep -f "$HP 17\$"
+	[ -z "$output" ]
+}
+
+@test "bwrap: -t and SIGKILL end a run whose proxy is under load, on time, nothing left" {
+	t_load_timeout bwrap
+}
+
+@test "landlock: -t and SIGKILL end a run whose proxy is under load, on time, nothing left" {
+	t_load_timeout landlock
+}
