@@ -918,6 +918,11 @@ do_tmpfile(struct sup *s, const struct req *q, int dirfd)
 	char path[PATH_MAX];
 	int base, dfd, fd;
 
+	/* The filter refuses it first; a set-id file never comes from here. */
+	if (q->mode & (S_ISUID | S_ISGID)) {
+		refuse(s, q, q->path, EPERM);
+		return;
+	}
 	if ((base = q->path[0] == '/' ? open("/", O_PATH | O_CLOEXEC) :
 	    base_fd(q, dirfd)) < 0 ||
 	    (dfd = open_in(base, q->path, O_PATH | O_DIRECTORY)) < 0) {

@@ -430,12 +430,21 @@ for m in (0o4755, 0o755):
 ' 3>&-
 		echo "$b tmpfile: $output $stderr"
 		[[ "$output" == "EPERM ok"* ]]
+		# mkdir(2) keeps no set-id bit of its mode (the kernel drops
+		# them; a folder inherits set-group-ID from its parent only).
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" \
+		    --passthrough -- python3 -c 'import os; os.mkdir("d", 0o6777)' 3>&-
+		[ "$status" -eq 0 ]
+		[ -d "$ws/d" ]
+		[ -z "$(find "$ws/d" -perm /6000)" ]
+		rmdir "$ws/d"
 		# openat2 hides its mode in memory BPF cannot read: ENOSYS, and
 		# libc falls back to openat.
 		run --separate-stderr "$SBX" --backend "$b" -C "$ws" \
 		    --passthrough -- python3 -c "$SETID" openat2 4755 3>&-
 		[ "$output" = ENOSYS ]
 		[ -z "$(find "$ws" -perm /6000)" ]
+		rm -f "$ws/f" "$ws"/t4755 "$ws"/t755
 	done
 }
 
