@@ -2538,7 +2538,9 @@ static const struct refused refused_calls[] = {
 	{ 304, "open_by_handle_at", D_NONE }, { 103, "syslog", D_NONE },
 	{ 163, "acct", D_PATH0 }, { 428, "open_tree", D_PATH1 },
 	{ 429, "move_mount", D_NONE }, { 430, "fsopen", D_NONE },
-	{ 442, "mount_setattr", D_PATH1 }
+	{ 442, "mount_setattr", D_PATH1 },
+	{ 240, "mq_open", D_PATH0 }, { 241, "mq_unlink", D_PATH0 },
+	{ 300, "fanotify_init", D_NONE }
 #elif defined(__aarch64__)
 	{ 40, "mount", D_PATH1 }, { 39, "umount", D_PATH0 },
 	{ 41, "pivot_root", D_PATH0 }, { 51, "chroot", D_PATH0 },
@@ -2558,7 +2560,9 @@ static const struct refused refused_calls[] = {
 	{ 265, "open_by_handle_at", D_NONE }, { 116, "syslog", D_NONE },
 	{ 89, "acct", D_PATH0 }, { 428, "open_tree", D_PATH1 },
 	{ 429, "move_mount", D_NONE }, { 430, "fsopen", D_NONE },
-	{ 442, "mount_setattr", D_PATH1 }
+	{ 442, "mount_setattr", D_PATH1 },
+	{ 180, "mq_open", D_PATH0 }, { 181, "mq_unlink", D_PATH0 },
+	{ 262, "fanotify_init", D_NONE }
 #else
 	{ -1, "", D_NONE }	/* no filter of sbx's here */
 #endif

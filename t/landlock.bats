@@ -701,6 +701,7 @@ print(libc.syscall(ctypes.c_long(nr), b'$q'), libc.syscall(ctypes.c_long(nr), b'
 " >"$BATS_TEST_TMPDIR/left"
 	cat "$BATS_TEST_TMPDIR/left"
 	[ "$got" = 'EPERM EPERM\n' ]
+	[[ "$(kv denied)" == *"mq_unlink $q"* ]]
 	# the host's queue was still there, and no new one was made
 	[ "$(cat "$BATS_TEST_TMPDIR/left")" = "0 -1" ]
 }
