@@ -112,7 +112,8 @@ struct sfprog {
 enum {
 	NR_ioctl = 16, NR_socket = 41, NR_clone = 56, NR_mknod = 133,
 	NR_personality = 135, NR_unshare = 272, NR_mknodat = 259,
-	NR_creat = 85, NR_chmod = 90, NR_fchmod = 91, NR_fchmodat = 268
+	NR_creat = 85, NR_chmod = 90, NR_fchmod = 91, NR_fchmodat = 268,
+	NR_seccomp = 317
 };
 /* Refused for every flavour. */
 static const int deny_all[] = {
@@ -246,7 +247,8 @@ enum { NR_ioprio_set = 251 };
 enum {
 	NR_ioctl = 29, NR_socket = 198, NR_clone = 220, NR_mknod = -1,
 	NR_personality = 92, NR_unshare = 97, NR_mknodat = 33,
-	NR_creat = -1, NR_chmod = -1, NR_fchmod = 52, NR_fchmodat = 53
+	NR_creat = -1, NR_chmod = -1, NR_fchmod = 52, NR_fchmodat = 53,
+	NR_seccomp = 277
 };
 static const int deny_all[] = {
 	116,		/* syslog */
@@ -334,7 +336,7 @@ enum act {
 	A_EPERM, A_ENOSYS, A_NOTIF, A_NOOP, H_SOCKET, H_IOCTL, H_NSFLAGS,
 	H_PERSONALITY, H_MKNOD, H_MKNODAT, H_UTIMENSAT, H_SELF,
 	H_SETPRIORITY, H_IOPRIO, H_OPEN, H_OPENAT, H_CREAT, H_CHMOD,
-	H_CHMODAT, H_SENDTO, H_FCNTL, N_ACT
+	H_CHMODAT, H_SENDTO, H_FCNTL, H_SECCOMP, N_ACT
 };
 
 struct scrule {
@@ -577,6 +579,24 @@ chmod_check(struct prog *p, int modearg)
 	    MODE_SETID);
 	ret(p, eperm_shared());
 	ret(p, p->meta);
+}
+
+/*
+ * seccomp(2) with SECCOMP_FILTER_FLAG_NEW_LISTENER: refused, plainly (no
+ * listener answers it). While sbx's listener lives the kernel refuses a
+ * second one anyway (EBUSY); but a process that outlived sbx could take
+ * one then and answer CONTINUE to every call sbx's filter hands on. A
+ * filter without a listener still goes in: nested sandboxes stack.
+ */
+#define FILTER_FLAG_NEW_LISTENER	8U
+
+static void
+listener_check(struct prog *p)
+{
+	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(1));
+	emit(p, BPF_JSET_K, 0, 1, FILTER_FLAG_NEW_LISTENER);
+	ret(p, RET_ERRNO | EPERM);
+	ret(p, RET_ALLOW);
 }
 
 /* creat(2) always creates: its mode is args[1]. */
@@ -856,6 +876,7 @@ collect(struct prog *p, int flavour, struct scrule *r)
 	add(r, &n, NR_fchmod, H_CHMOD);
 	add(r, &n, NR_fchmodat, H_CHMODAT);
 	add(r, &n, NR_fchmodat2, H_CHMODAT);
+	add(r, &n, NR_seccomp, H_SECCOMP);
 	return n;
 }
 
@@ -877,6 +898,7 @@ check(struct prog *p, enum act a, int unix_ok, int inet_ok)
 	case H_CHMODAT: chmod_check(p, 2); break;
 	case H_SENDTO: sendto_check(p); break;
 	case H_FCNTL: fcntl_check(p); break;
+	case H_SECCOMP: listener_check(p); break;
 	case H_SELF: self_check(p); break;
 	case H_SETPRIORITY: who_check(p, WHO_PRIO_USER); break;
 	case H_IOPRIO: who_check(p, WHO_IOPRIO_USER); break;

@@ -114,14 +114,16 @@ load_seccomp(void)
 	}
 	/*
 	 * With a listener, for the refusals to be reported. A kernel without
-	 * user notification (before 5.0) refuses the listener: the filter
-	 * then goes in without one, and its refusals fail with ENOSYS.
+	 * user notification (before 5.0), or a sandbox around this one, refuses
+	 * the listener: the filter then goes in without one, and its refusals
+	 * fail with ENOSYS, unreported.
 	 */
 	if ((listener = seccomp_install(buf, n, 1)) >= 0) {
 		set_cloexec(listener);
 		return 0;
 	}
-	if (errno != EINVAL && errno != ENOSYS)
+	if (errno != EINVAL && errno != ENOSYS && errno != EPERM &&
+	    errno != EBUSY)
 		return -1;
 	return seccomp_install(buf, n, 0);
 }

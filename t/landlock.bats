@@ -625,47 +625,6 @@ os.execvp(sys.argv[1], sys.argv[1:])
 	[ "$(cat "$out/file")" = orig ]
 }
 
-# survivor EXEC: t/survivor.py under sbx: a process of the command's whose
-# leader thread exited (it reads as a zombie in /proc/PID/stat) tries to
-# outlive sbx, then to take a seccomp listener of its own and let through
-# what sbx's filter refuses: a chmod of a host file outside the writable
-# paths. Sets $spid; the victim is $out/file (mode 600).
-survivor() {
-	cp "$BATS_TEST_DIRNAME/survivor.py" "$ws/survivor.py"
-	chmod 600 "$out/file"
-	run --separate-stderr "$SBX" "$@" -C "$ws" -- python3 "$ws/survivor.py" \
-	    "$ws/log" "$out/file" "$out/no.sock" stay 3>&-
-	[ "$status" -eq 0 ]
-	spid=$(sed -n 's/^pid //p' "$ws/log")
-	[ -n "$spid" ]
-}
-
-# tasks PID: how many threads PID still runs (0: gone).
-tasks() {
-	ls "/proc/$1/task" 2>/dev/null | wc -l
-}
-
-@test "landlock: a process whose leader thread exited does not outlive sbx, nor chmod a host file later" {
-	local ex
-	for ex in "--backend landlock" "--sandbox host"; do
-		rm -f "$ws/log"
-		# shellcheck disable=SC2086
-		survivor $ex
-		echo "$ex: pid $spid, $(tasks "$spid") threads left"
-		[ "$(tasks "$spid")" -eq 0 ]
-		# --sandbox host confines nothing: only the sweep is its.
-		[ "$ex" = "--backend landlock" ] || continue
-		sleep 1
-		cat "$ws/log"
-		[ "$(stat -c %a "$out/file")" = 600 ]
-		! grep -qx "chmod ok" "$ws/log" || return 1
-	done
-	# Positive control: the same script, run outside, does what it says.
-	rm -f "$ws/log"
-	python3 "$ws/survivor.py" "$ws/log" "$out/file" "$out/no.sock" direct
-	grep -qx "chmod ok" "$ws/log"
-	[ "$(stat -c %a "$out/file")" = 4777 ]
-
 # MQ: mq_open(O_CREAT) and mq_unlink by system call (the names carry no
 # leading slash at this level); prints each errno's name or "ok".
 MQ='
@@ -755,4 +714,46 @@ nr = 300 if os.uname().machine == "x86_64" else 262
 r = libc.syscall(ctypes.c_long(nr), ctypes.c_long(0x200), ctypes.c_long(0))
 print("ok" if r >= 0 else errno.errorcode[ctypes.get_errno()])'
 	[ "$(kv stdout)" = 'EPERM\n' ]
+}
+
+# survivor EXEC: t/survivor.py under sbx: a process of the command's whose
+# leader thread exited (it reads as a zombie in /proc/PID/stat) tries to
+# outlive sbx, then to take a seccomp listener of its own and let through
+# what sbx's filter refuses: a chmod of a host file outside the writable
+# paths. Sets $spid; the victim is $out/file (mode 600).
+survivor() {
+	cp "$BATS_TEST_DIRNAME/survivor.py" "$ws/survivor.py"
+	chmod 600 "$out/file"
+	run --separate-stderr "$SBX" "$@" -C "$ws" -- python3 "$ws/survivor.py" \
+	    "$ws/log" "$out/file" "$out/no.sock" stay 3>&-
+	[ "$status" -eq 0 ]
+	spid=$(sed -n 's/^pid //p' "$ws/log")
+	[ -n "$spid" ]
+}
+
+# tasks PID: how many threads PID still runs (0: gone).
+tasks() {
+	ls "/proc/$1/task" 2>/dev/null | wc -l
+}
+
+@test "landlock: a process whose leader thread exited does not outlive sbx, nor chmod a host file later" {
+	local ex
+	for ex in "--backend landlock" "--sandbox host"; do
+		rm -f "$ws/log"
+		# shellcheck disable=SC2086
+		survivor $ex
+		echo "$ex: pid $spid, $(tasks "$spid") threads left"
+		[ "$(tasks "$spid")" -eq 0 ]
+		# --sandbox host confines nothing: only the sweep is its.
+		[ "$ex" = "--backend landlock" ] || continue
+		sleep 1
+		cat "$ws/log"
+		[ "$(stat -c %a "$out/file")" = 600 ]
+		! grep -qx "chmod ok" "$ws/log" || return 1
+	done
+	# Positive control: the same script, run outside, does what it says.
+	rm -f "$ws/log"
+	python3 "$ws/survivor.py" "$ws/log" "$out/file" "$out/no.sock" direct
+	grep -qx "chmod ok" "$ws/log"
+	[ "$(stat -c %a "$out/file")" = 4777 ]
 }

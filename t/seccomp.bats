@@ -330,24 +330,6 @@ EOF
 	done
 }
 
-@test "seccomp: a path the command chose can neither forge entries of denied nor hide what was refused" {
-	local b
-	for b in "${backends[@]}"; do
-		run --separate-stderr "$SBX" --backend "$b" -C "$ws" -- python3 -c '
-import ctypes, os
-libc = ctypes.CDLL(None, use_errno=True)
-nr = 165 if os.uname().machine == "x86_64" else 40
-libc.syscall(nr, b"x", b"/a; chmod /etc/shadow%", 0, 0)
-libc.syscall(nr, b"x", b"/" + b"/" * 300 + b"etc", 0, 0)' 3>&-
-		echo "$b: $(kv denied)"
-		[ "$(kv denied_count)" = 2 ]
-		# Two entries, "; " apart: the first path does not read as two.
-		[ "$(kv denied | awk -F'; ' '{print NF}')" = 2 ]
-		[ "$(kv denied | awk -F'; ' '{print $1}')" = \
-		    "mount /a%3B chmod /etc/shadow%25" ]
-		# The long path is named, cut and marked, not dropped.
-		[[ "$(kv denied | awk -F'; ' '{print $2}')" == "mount ///"*"..." ]]
-
 # SETID CALL MODE: make or change file "f" in the workspace with CALL and
 # MODE (octal); print the errno's name, or "SETID" when the file ends up
 # with a set-id bit, or "ok".
@@ -559,5 +541,54 @@ sys.exit(7)
 		# the command's own exit status, as it ended
 		[ "$status" -eq 7 ]
 		[ "$(kv exit_code)" = 7 ]
+	done
+}
+
+@test "seccomp: a path the command chose can neither forge entries of denied nor hide what was refused" {
+	local b
+	for b in "${backends[@]}"; do
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" -- python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+nr = 165 if os.uname().machine == "x86_64" else 40
+libc.syscall(nr, b"x", b"/a; chmod /etc/shadow%", 0, 0)
+libc.syscall(nr, b"x", b"/" + b"/" * 300 + b"etc", 0, 0)' 3>&-
+		echo "$b: $(kv denied)"
+		[ "$(kv denied_count)" = 2 ]
+		# Two entries, "; " apart: the first path does not read as two.
+		[ "$(kv denied | awk -F'; ' '{print NF}')" = 2 ]
+		[ "$(kv denied | awk -F'; ' '{print $1}')" = \
+		    "mount /a%3B chmod /etc/shadow%25" ]
+		# The long path is named, cut and marked, not dropped.
+		[[ "$(kv denied | awk -F'; ' '{print $2}')" == "mount ///"*"..." ]]
+	done
+}
+
+# LISTENER FLAGS: python3 -c "$LISTENER" FLAGS installs an allow-all filter
+# with seccomp(2)'s flags FLAGS; prints ok or the error.
+LISTENER='
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+nr = 317 if os.uname().machine == "x86_64" else 277
+code = ctypes.create_string_buffer(struct.pack("HBBI", 0x06, 0, 0, 0x7fff0000))
+prog = ctypes.create_string_buffer(struct.pack("HxxxxxxQ", 1, ctypes.addressof(code)))
+libc.prctl(38, 1, 0, 0, 0)
+r = libc.syscall(nr, 1, int(sys.argv[1]), prog)
+print("ok" if r >= 0 else os.strerror(ctypes.get_errno()))
+'
+
+@test "seccomp: the command gets no seccomp listener of its own (one that outlived sbx would answer for it)" {
+	local b
+	# Control: outside, the same call gets a listener.
+	[ "$(python3 -c "$LISTENER" 8)" = ok ]
+	for b in "${backends[@]}"; do
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" \
+		    --passthrough -- python3 -c "$LISTENER" 8 3>&-
+		echo "$b: $output"
+		[ "$output" = "Operation not permitted" ]
+		# A filter of the command's own, without a listener, still goes in.
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" \
+		    --passthrough -- python3 -c "$LISTENER" 0 3>&-
+		[ "$output" = ok ]
 	done
 }
