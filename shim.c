@@ -77,6 +77,9 @@ send_status(int kind, int step, int arg, int v)
 	proc_status(FD_STATUS, kind, step, arg, v);
 }
 
+/* The filter's listener: its refusals, for notify_refusals(); -1: none. */
+static int listener = -1;
+
 #ifdef __linux__
 
 static int
@@ -91,9 +94,6 @@ devices_readonly(void)
 			return -1;
 	return 0;
 }
-
-/* The filter's listener: its refusals, for notify_refusals(). */
-static int listener = -1;
 
 static int
 load_seccomp(void)
