@@ -94,6 +94,26 @@ check(struct bwrap_priv *bp, const char *kind, const char *id,
 	push3(&bp->checks, kind, id, path);
 }
 
+/*
+ * Whether fd (st: its stat) is still the inode sbx checked at path, and
+ * no other checked writable path's; if not, fd is closed and the launch
+ * will fail (bp->failed).
+ */
+static int
+still_checked(struct bwrap_priv *bp, const char *path, int fd,
+    struct stat *st)
+{
+	if (fd >= 0 && checked_same(path, st) &&
+	    !checked_elsewhere(path, st, &bp->pol->writable))
+		return 1;
+	if (bp->failed == NULL)
+		bp->failed = xasprintf("%s: changed while sbx started; "
+		    "try again", shown(path));
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
 /* The inode at path, as checked, in id; -1 (bp->failed) if it moved. */
 static int
 bind_by_name(struct bwrap_priv *bp, const char *path, char *id, size_t size)
@@ -101,15 +121,8 @@ bind_by_name(struct bwrap_priv *bp, const char *path, char *id, size_t size)
 	struct stat st;
 	int fd;
 
-	if ((fd = open_nolinks(path, &st)) < 0 || !checked_same(path, &st) ||
-	    checked_elsewhere(path, &st, &bp->pol->writable)) {
-		if (bp->failed == NULL)
-			bp->failed = xasprintf("%s: changed while sbx started; "
-			    "try again", shown(path));
-		if (fd >= 0)
-			close(fd);
+	if (!still_checked(bp, path, fd = open_nolinks(path, &st), &st))
 		return -1;
-	}
 	close(fd);
 	snprintf(id, size, "%llu:%llu", (unsigned long long)st.st_dev,
 	    (unsigned long long)st.st_ino);
@@ -148,15 +161,12 @@ bind_fd(struct strv *v, struct bwrap_priv *bp, const char *op,
 	kept = checked_fd(path);
 	fd = kept >= 0 ? fcntl(kept, F_DUPFD_CLOEXEC, 0) :
 	    open_nolinks(path, &st);
-	if (fd < 0 || fstat(fd, &st) < 0 || !checked_same(path, &st) ||
-	    checked_elsewhere(path, &st, &bp->pol->writable)) {
-		if (bp->failed == NULL)
-			bp->failed = xasprintf("%s: changed while sbx started; "
-			    "try again", shown(path));
-		if (fd >= 0)
-			close(fd);
-		return;
+	if (fd >= 0 && fstat(fd, &st) < 0) {
+		close(fd);
+		fd = -1;
 	}
+	if (!still_checked(bp, path, fd, &st))
+		return;
 	if (bp->dry) {
 		close(fd);
 		fd = -1;
