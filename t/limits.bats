@@ -57,6 +57,18 @@ setup() {
 	cg_procs=0
 	printf '%s\n' "$probe" | grep -q '^limit_mem=cgroup' && cg_mem=1
 	printf '%s\n' "$probe" | grep -q '^limit_procs=cgroup' && cg_procs=1
+	# --mem by RLIMIT_DATA reaches the shim too (sbx itself, inside bwrap),
+	# and an AddressSanitizer build of sbx (.ci/run's second pass) maps
+	# its shadow memory first, which no such limit allows: there the
+	# --mem tests leave out the executors with a shim. A real build has
+	# no shadow to map.
+	mem_execs=("${execs[@]}")
+	if [ "$cg_mem" = 0 ] && grep -qa __asan_init "$SBX"; then
+		mem_execs=()
+		for ex in "${execs[@]}"; do
+			[ "$ex" = "--backend bwrap" ] || mem_execs+=("$ex")
+		done
+	fi
 	# the interpreter itself: a wrapper script (pyenv) is slow to start
 	py=$(python3 -c 'import sys; print(sys.executable)')
 }
@@ -128,7 +140,7 @@ assert "limit" not in r, r
 @test "--mem: an allocation past the limit is refused or stopped; the host is unaffected" {
 	bg sleep 60
 	canary=${pids[0]}
-	for ex in "${execs[@]}"; do
+	for ex in "${mem_execs[@]}"; do
 		on "$ex" --mem 64M -- "$py" -c "$USE" 200 0
 		[ "$status" -ne 0 ]
 		if [ "$cg_mem" = 1 ]; then
@@ -150,7 +162,7 @@ assert "limit" not in r, r
 
 @test "--mem: a runtime that reserves large address ranges still starts" {
 	require_cmd node
-	for ex in "${execs[@]}"; do
+	for ex in "${mem_execs[@]}"; do
 		on "$ex" --mem 256M -- node -e 'console.log("node ok")'
 		[ "$status" -eq 0 ]
 		[ "$(kv stdout)" = 'node ok\n' ]
