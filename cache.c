@@ -237,18 +237,9 @@ cache_prepare(const struct strv *names, char **root, struct strv *dirs,
 static void
 put(struct strv *env, const char *name, const char *value, int append)
 {
-	const char *old = env_get(env, name);
-	char *both;
-
-	if (old != NULL && !append)
+	if (env_get(env, name) != NULL && !append)
 		return;
-	if (old == NULL || *old == '\0') {
-		env_put(env, name, value);
-		return;
-	}
-	both = xasprintf("%s %s", old, value);
-	env_put(env, name, both);
-	free(both);
+	env_add(env, name, value);
 }
 
 /* Each tool's variables, pointing at its folders below root. */

@@ -2082,22 +2082,6 @@ proxy_port(const struct proxy *p)
 	return p->port;
 }
 
-/* NAME gets value; for Java's options, added to what NAME holds. */
-static void
-env_add(struct strv *env, const char *name, const char *value)
-{
-	const char *old = env_get(env, name);
-	char *both;
-
-	if (old == NULL || *old == '\0') {
-		env_put(env, name, value);
-		return;
-	}
-	both = xasprintf("%s %s", old, value);
-	env_put(env, name, both);
-	free(both);
-}
-
 /*
  * The variables common tools read, for a proxy on 127.0.0.1:port: curl,
  * git, pip, Python, Go, Ruby read the *_proxy pair (curl only the

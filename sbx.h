@@ -298,6 +298,7 @@ void	 strv_pushf(struct strv *, const char *, ...)
 void	 strv_free(struct strv *);
 void	 env_put(struct strv *, const char *, const char *);
 const char *env_get(const struct strv *, const char *);
+void	 env_add(struct strv *, const char *, const char *);
 const char *shown(const char *);
 extern const char *const std_fd_name[3];	/* fds 0-2, for messages */
 int	 sbx_errf(struct sbx_err *, enum err_kind, const char *, ...)

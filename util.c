@@ -160,6 +160,22 @@ env_get(const struct strv *env, const char *name)
 	return NULL;
 }
 
+/* NAME gets value, or value added, a space apart, to what NAME holds. */
+void
+env_add(struct strv *env, const char *name, const char *value)
+{
+	const char *old = env_get(env, name);
+	char *both;
+
+	if (old == NULL || *old == '\0') {
+		env_put(env, name, value);
+		return;
+	}
+	both = xasprintf("%s %s", old, value);
+	env_put(env, name, both);
+	free(both);
+}
+
 int
 sbx_errf(struct sbx_err *e, enum err_kind kind, const char *fmt, ...)
 {
