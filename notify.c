@@ -327,8 +327,7 @@ deny_text(struct sup *s, const char *text)
 {
 	pthread_mutex_lock(&s->lock);
 	s->ndenied++;
-	if (s->denied.n < DENIED_MAX)
-		strv_push(&s->denied, text);
+	denied_push(&s->denied, text, strlen(text));
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -2462,7 +2461,7 @@ notify_stop(struct sup *s)
 	s->listener = s->stop[0] = s->stop[1] = -1;
 }
 
-/* What was refused: the first few, "OP PATH" each, and how many. */
+/* What was refused: the first few distinct, "OP PATH" each, and how many. */
 void
 notify_denied(struct sup *s, struct strv *out, uint64_t *count)
 {
@@ -2470,7 +2469,7 @@ notify_denied(struct sup *s, struct strv *out, uint64_t *count)
 
 	pthread_mutex_lock(&s->lock);
 	for (i = 0; i < s->denied.n; i++)
-		strv_push(out, s->denied.v[i]);
+		denied_push(out, s->denied.v[i], strlen(s->denied.v[i]));
 	*count += s->ndenied;
 	pthread_mutex_unlock(&s->lock);
 }

@@ -912,8 +912,7 @@ on_denied(struct loop *lp, const char *text, size_t len)
 	struct exec_result *res = lp->r->res;
 
 	res->ndenied++;
-	if (res->denied.n < DENIED_MAX && len > 0)
-		strv_pushf(&res->denied, "%.*s", (int)len, text);
+	denied_push(&res->denied, text, len);
 }
 
 static void

@@ -272,7 +272,7 @@ struct exec_result {
 	struct strv	 blocked;	/* hosts the proxy refused */
 	struct strv	 blocked_why;	/* "HOST REASON", the same order */
 	struct strv	 denied;	/* "OP PATH": the first DENIED_MAX
-					   refusals */
+					   distinct refusals */
 	uint64_t	 ndenied;	/* and how many in all */
 	int		 have_usage;	/* the command ran: usage known */
 	int64_t		 cpu_user_ms;	/* the whole tree's */
@@ -296,6 +296,7 @@ void	 strv_push(struct strv *, const char *);
 void	 strv_pushf(struct strv *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	 strv_free(struct strv *);
+void	 denied_push(struct strv *, const char *, size_t);
 void	 env_put(struct strv *, const char *, const char *);
 const char *env_get(const struct strv *, const char *);
 void	 env_add(struct strv *, const char *, const char *);
@@ -494,9 +495,9 @@ enum status_kind {
 	ST_DENIED = 'D'		/* the shim: the filter refused "OP DETAIL",
 				   the text after the message */
 };
-#define STATUS_TEXT_MAX	256
-#define DENIED_MAX	16	/* refusals named in a result; the rest
-				   counted */	/* an ST_DENIED text, NUL included */
+#define STATUS_TEXT_MAX	256	/* an ST_DENIED text, NUL included */
+#define DENIED_MAX	16	/* distinct refusals named in a result;
+				   every one counted */
 enum setup_step {
 	STEP_CHDIR, STEP_FDS, STEP_REOPEN, STEP_DEVICES, STEP_CAPS,
 	STEP_SECCOMP, STEP_LANDLOCK, STEP_BRIDGE, STEP_SHIM, STEP_KEEPER,

@@ -111,6 +111,25 @@ strv_push(struct strv *sv, const char *s)
 	strv_add(sv, xstrdup(s));
 }
 
+/*
+ * A refusal for a result's list (denied): named once, where first seen,
+ * while there is room; the caller counts every one. Without this, a
+ * library that retries (glibc's NSS, trying a socket per lookup) would
+ * fill the list and push the refusal that matters out of it.
+ */
+void
+denied_push(struct strv *sv, const char *text, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || sv->n >= DENIED_MAX)
+		return;
+	for (i = 0; i < sv->n; i++)
+		if (strncmp(sv->v[i], text, len) == 0 && sv->v[i][len] == '\0')
+			return;
+	strv_pushf(sv, "%.*s", (int)len, text);
+}
+
 void
 strv_pushf(struct strv *sv, const char *fmt, ...)
 {

@@ -23,7 +23,9 @@ command -v python3 >/dev/null || { echo "bench: python3 not installed" >&2; exit
 "$SBX" --probe | grep -q '^bwrap=ok' || { echo "bench: bwrap backend unavailable" >&2; exit 1; }
 
 # The plain bwrap line: sbx's dry run without "env -i VARS..." and the shim
-# (which installs the seccomp filter itself).
+# (which installs the seccomp filter itself), its binds by descriptor
+# (--bind-fd N PATH, from folders sbx opened and checked) made binds by
+# name, since a hand-run line has no such descriptors.
 dry=$("$SBX" --backend bwrap --dry-run -- /bin/true)
 plain=$(python3 - "$dry" <<'PY'
 import shlex, sys
@@ -35,6 +37,11 @@ w = w[:j - 1] + w[w.index("--", j) + 1:]
 if "--seccomp" in w:
     k = w.index("--seccomp")
     del w[k:k + 2]
+k = 0
+while k < len(w):
+    if w[k] in ("--bind-fd", "--ro-bind-fd"):
+        w[k:k + 3] = [w[k][:-3], w[k + 2], w[k + 2]]
+    k += 1
 print(" ".join(shlex.quote(a) for a in w))
 PY
 )

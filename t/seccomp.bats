@@ -292,6 +292,28 @@ EOF
 	done
 }
 
+@test "seccomp: a refusal repeated is named once and counted each time; a later one stays in denied" {
+	local b
+	# glibc's name service tries a Unix socket per lookup: thirty of
+	# them must not push the refusal that matters out of the list.
+	for b in "${backends[@]}"; do
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" -- sh -c '
+		    python3 -c "
+import socket
+for i in range(30):
+    try:
+        socket.socket(socket.AF_UNIX)
+    except OSError:
+        pass
+" && python3 -c "$1" keyctl' sh "$ATTACK" 3>&-
+		echo "$b: $output"
+		[ "$status" -eq 0 ]
+		[ "$(kvdec stdout)" = EPERM ]
+		[ "$(kv denied)" = "socket unix; keyctl" ]
+		[ "$(kv denied_count)" = 31 ]
+	done
+}
+
 @test "bwrap: the filter's refusals are reported as nobody sees them, through the shim" {
 	[[ " ${backends[*]} " == *" bwrap "* ]] || sbx_skip "bwrap does not work here"
 	# A device node and a namespace: the shim names each, with its path.
