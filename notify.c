@@ -259,8 +259,8 @@ struct sup {
 	size_t		 capbound;
 	struct inode	*granted;	/* folders Landlock lets write below */
 	size_t		 ngranted;
-	struct inode	*held;		/* read-only and denied folders, as */
-	enum rule_kind	*heldkind;	/* checked when sbx started */
+	struct inode	*held;		/* the rules' folders, as checked */
+	enum rule_kind	*heldkind;	/* when sbx started, and their kinds */
 	size_t		 nheld;
 	int		 keep_caps;	/* the command's capabilities (root) */
 	int		 listener;
@@ -615,8 +615,10 @@ enum zone {
 /*
  * A held folder is judged by its inode as well as by its name: a command
  * outside (or another run) may swap it with a name that the policy lets
- * write, and then its path says nothing. pfd or a folder above it that
- * is a held folder decides; else k stands.
+ * write, and then its path says nothing. The nearest folder at or above
+ * pfd that a rule named decides, as the nearest rule does by name: a
+ * writable folder below a read-only one (--scope in the root, -w below
+ * a --deny-write folder) stays writable. None: k stands.
  */
 static enum rule_kind
 held_inode(const struct sup *s, int pfd, enum rule_kind k)
@@ -628,7 +630,7 @@ held_inode(const struct sup *s, int pfd, enum rule_kind k)
 	if (s->nheld == 0 || (fd = fcntl(pfd, F_DUPFD_CLOEXEC, 0)) < 0)
 		return k;
 	for (depth = 0; depth < 256 && fstat(fd, &st) == 0; depth++) {
-		for (i = 0; i < s->nheld; i++)
+		for (i = s->nheld; i-- > 0; )	/* the last rule wins */
 			if (s->held[i].dev == st.st_dev &&
 			    s->held[i].ino == st.st_ino) {
 				close(fd);
@@ -2404,8 +2406,7 @@ notify_new(const struct policy *pol, const struct file_id *granted, size_t n,
 	for (i = 0; i < pol->n; i++) {
 		struct file_id id;
 
-		if (pol->r[i].kind != RULE_WRITE &&
-		    checked_id(pol->r[i].path, &id)) {
+		if (checked_id(pol->r[i].path, &id)) {
 			s->held[s->nheld].dev = id.dev;
 			s->held[s->nheld].ino = id.ino;
 			s->heldkind[s->nheld++] = pol->r[i].kind;

@@ -136,6 +136,17 @@ ioprio_nr() {
 		echo x >rootfile 2>/dev/null || echo root-ro
 		echo y >scoped/f && echo scoped-rw'
 	[ "$(kv stdout)" = 'root-ro\nscoped-rw\n' ]
+	# A held path inside the --scope folder: the folder's other entries
+	# are the supervisor's, and writable, though the root above it is
+	# read-only; the held one stays.
+	echo keep >"$ws/scoped/held"
+	ok_ll --scope "$ws/scoped" --deny-write "$ws/scoped/held" -- sh -c '
+		echo x >rootfile 2>/dev/null || echo root-ro
+		echo y >scoped/g && mv scoped/g scoped/h && echo scoped-rw
+		echo z >scoped/held 2>/dev/null || echo held'
+	[ "$(kv stdout)" = 'root-ro\nscoped-rw\nheld\n' ]
+	[ "$(cat "$ws/scoped/h")" = y ] && [ "$(cat "$ws/scoped/held")" = keep ]
+	[ ! -e "$ws/rootfile" ]
 }
 
 @test "landlock: the protected git paths hold; files beside them stay writable" {
