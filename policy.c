@@ -176,6 +176,23 @@ under_any(const struct strv *v, const char *path)
 	return 0;
 }
 
+/* v without the paths at or below one of d. */
+static void
+drop_under(struct strv *v, const struct strv *d)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < v->n; i++) {
+		if (under_any(d, v->v[i]))
+			free(v->v[i]);
+		else
+			v->v[n++] = v->v[i];
+	}
+	v->n = n;
+	if (v->v != NULL)
+		v->v[n] = NULL;
+}
+
 static void
 push_unique(struct strv *v, const char *path)
 {
@@ -573,9 +590,17 @@ policy_compile(const struct sbx_opts *o, struct policy *p, struct sbx_err *e)
 		if (o->self != NULL && o->self[0] == '/')
 			protect(&prot, &p->writable, o->self, PATH_MISSING);
 	}
+	/* Below a --deny-write or --deny-read path, nothing can be made or
+	 * changed anyway: a protected name there would only be a mount on
+	 * what the deny rule then hides (bwrap's shim would find its own
+	 * placeholder gone and fail the launch). */
 	for (i = 0; i < prot.n; i++)
-		plist_add(&l, RULE_READONLY, prot.r[i].path, prot.r[i].type,
-		    1, prot.r[i].create);
+		if (!under_any(&o->deny_write, prot.r[i].path) &&
+		    !under_any(&o->deny_read, prot.r[i].path))
+			plist_add(&l, RULE_READONLY, prot.r[i].path,
+			    prot.r[i].type, 1, prot.r[i].create);
+	drop_under(&prot.missing, &o->deny_write);
+	drop_under(&prot.missing, &o->deny_read);
 	add_all(&l, &o->deny_write, RULE_READONLY);
 	add_all(&l, &o->deny_read, RULE_DENY_READ);
 	note_held(&l, &p->writable);

@@ -195,6 +195,30 @@ bw() {
 	[ ! -e "$out/both/new" ]
 }
 
+@test "deny-read and deny-write of a workspace's .git: the run starts, and they win over the held names inside" {
+	require_cmd git
+	git -C "$ws" init -q
+	echo hook >"$ws/.git/hooks/keep"
+	# The held names (.git/hooks, .git/config, ...) lie inside the denied
+	# folder: no mount of theirs may stand in the way of the launch.
+	run --separate-stderr bw -C "$ws" --deny-read "$ws/.git" -- sh -c '
+		cat .git/hooks/keep 2>/dev/null && exit 10
+		ls .git 2>/dev/null | grep -q . && exit 11
+		echo x >.git/new 2>/dev/null && exit 12
+		echo ok >file'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$ws/file")" = ok ] && [ ! -e "$ws/.git/new" ]
+	run --separate-stderr bw -C "$ws" --deny-write "$ws/.git" -- sh -c '
+		cat .git/hooks/keep || exit 10
+		echo x >.git/hooks/post-commit 2>/dev/null && exit 11
+		echo x >.git/new 2>/dev/null && exit 12
+		exit 0'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ ! -e "$ws/.git/hooks/post-commit" ] && [ ! -e "$ws/.git/new" ]
+}
+
 @test "deny-read: a file with another hard link is refused, not half-hidden" {
 	echo TOPSECRET-h >"$ws/secret"
 	ln "$ws/secret" "$ws/other-name"

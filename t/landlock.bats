@@ -149,6 +149,24 @@ ioprio_nr() {
 	[ ! -e "$ws/rootfile" ]
 }
 
+@test "landlock: deny-read and deny-write of a workspace's .git win over the held names inside" {
+	require_cmd git
+	git -C "$ws" init -q
+	echo hook >"$ws/.git/hooks/keep"
+	ok_ll --deny-read "$ws/.git" -- sh -c '
+		cat .git/hooks/keep 2>/dev/null && exit 10
+		ls .git 2>/dev/null | grep -q . && exit 11
+		echo x >.git/new 2>/dev/null && exit 12
+		echo ok >file'
+	[ "$(cat "$ws/file")" = ok ] && [ ! -e "$ws/.git/new" ]
+	ok_ll --deny-write "$ws/.git" -- sh -c '
+		cat .git/hooks/keep || exit 10
+		echo x >.git/hooks/post-commit 2>/dev/null && exit 11
+		echo x >.git/new 2>/dev/null && exit 12
+		exit 0'
+	[ ! -e "$ws/.git/hooks/post-commit" ] && [ ! -e "$ws/.git/new" ]
+}
+
 @test "landlock: the protected git paths hold; files beside them stay writable" {
 	require_cmd git
 	git -C "$ws" init -q
