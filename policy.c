@@ -12,15 +12,20 @@
  * Invariants: every rule path is absolute and resolved (no symlink in it),
  * except placeholders, missing --deny paths and the missing names, whose
  * parent is resolved; the protected list never fails the run: a protected
- * path that cannot be used is skipped. A protected name that does not
- * exist and gets no placeholder goes to the policy's missing list, not the
- * rules: bwrap and Landlock need a file to hold, Seatbelt holds the name.
- * No I/O besides stat, readdir and realpath, and the O_PATH descriptors
- * that note the held paths' inodes (note_held()).
+ * path that cannot be used is skipped. A protected name is held whether
+ * or not it exists: one that does not exist is either a rule with a
+ * placeholder (an empty folder or file that bwrap mounts read-only, a
+ * name the others refuse to make) or goes to the policy's missing list,
+ * held by name (Seatbelt, the Landlock supervisor; bwrap seals the folder
+ * when it lies in a writable home, see policy->home). A writable home is
+ * refused unless --write-home says so. No I/O besides stat, readdir,
+ * realpath, readlink, reading a git folder's pointer files, and the
+ * O_PATH descriptors that note the held paths' inodes (note_held()).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +34,8 @@
 #include <pwd.h>
 #include "sbx.h"
 
-#define GIT_MODULES_DEPTH	6	/* modules/a/modules/b/... */
+#define GIT_DEPTH	4	/* commondir and gitdir pointers followed */
+#define LINK_DEPTH	8	/* dangling links followed to a name */
 
 /* What bwrap's --dev binds in, and what Landlock lets the command open. */
 const char *const sbx_devices[] = {
@@ -37,27 +43,67 @@ const char *const sbx_devices[] = {
 	"/dev/tty", NULL
 };
 
-/* Protected in every writable folder, where they exist. */
-static const char *const workspace_files[] = {
-	".gitmodules", ".envrc", ".vscode", ".idea", ".claude", ".cursor",
-	".mcp.json", ".husky", ".devcontainer", NULL
-};
-
-/* Shell start-up files held as empty read-only placeholders when missing. */
-static const char *const home_placeholders[] = {
-	".bashrc", ".bash_profile", ".profile", ".zshrc", ".zshenv", NULL
+/*
+ * What git reads as configuration or runs as code in a git folder: held
+ * in every git folder that a writable path contains or is, as an empty
+ * read-only placeholder when missing. commondir redirects config and
+ * hooks to another folder: its placeholder names the git folder itself
+ * ("."), which git reads as no redirection. worktrees/ and modules/ hold
+ * the git folders of linked worktrees and submodules (their config,
+ * hooks and pointers): read-only whole.
+ */
+static const struct {
+	const char	*name;
+	enum path_type	 create;
+} git_names[] = {
+	{ "config", PATH_FILE }, { "config.worktree", PATH_FILE },
+	{ "hooks", PATH_DIR }, { "commondir", PATH_OTHER },
+	{ "worktrees", PATH_DIR }, { "modules", PATH_DIR }, { NULL, 0 }
 };
 
 /*
- * Protected in $HOME where they exist (and, with Seatbelt, where only
- * their folder does). On macOS launchd starts what ~/Library/LaunchAgents
- * holds at the next login, and a preference file there can name a
- * program to run (a terminal's start-up command); neither exists on a
- * Linux home, where both entries are no-ops.
+ * Editor and agent configuration in every writable folder, whether or
+ * not it exists: folders as placeholders when missing, files by name (a
+ * placeholder file would show as a new file to git add -A).
+ */
+static const char *const workspace_dirs[] = {
+	".vscode", ".idea", ".claude", ".cursor", ".husky", ".devcontainer",
+	NULL
+};
+static const char *const workspace_files[] = {
+	".gitmodules", ".envrc", ".mcp.json", NULL
+};
+
+/*
+ * What a home holds that runs code, or says where code comes from, in
+ * programs started later outside the sandbox: held wherever it is
+ * writable, whether or not it exists, by name. Shells (and what their
+ * start-up files source on common systems), the login and desktop
+ * session, user services and D-Bus activation, git, ssh and gpg, the
+ * folders on PATH, editors and agents, and package tools whose
+ * configuration names programs to run. On macOS launchd starts what
+ * ~/Library/LaunchAgents holds at the next login, and a preference file
+ * can name a program to run (a terminal's start-up command).
  */
 static const char *const home_files[] = {
-	".bash_login", ".bash_logout", ".zprofile", ".zlogin", ".zlogout",
-	".inputrc", ".config/fish", ".ssh", ".gitconfig", ".config/git",
+	".profile", ".bash_profile", ".bash_login", ".bashrc", ".bash_logout",
+	".bash_aliases", ".bashrc.d", ".zshrc", ".zshenv", ".zprofile",
+	".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc",
+	".login", ".logout", ".inputrc", ".config/fish",
+	".pam_environment", ".xprofile", ".xsession", ".xsessionrc",
+	".xinitrc", ".config/environment.d", ".config/autostart",
+	".config/systemd", ".local/share/systemd", ".local/share/dbus-1",
+	".config/plasma-workspace",
+	".gitconfig", ".config/git", ".ssh", ".gnupg", ".config/gh",
+	".local/bin", "bin",
+	".vimrc", ".gvimrc", ".exrc", ".vim", ".config/nvim", ".emacs",
+	".emacs.el", ".emacs.d", ".config/emacs", ".vscode", ".config/Code",
+	".cursor", ".config/Cursor", ".claude", ".claude.json", ".codex",
+	".gemini",
+	".npmrc", ".yarnrc", ".yarnrc.yml", ".cargo/config",
+	".cargo/config.toml", ".cargo/bin", ".gradle/init.d",
+	".gradle/gradle.properties", ".m2/settings.xml", ".docker", ".kube",
+	".aws", ".config/direnv", ".Rprofile", ".psqlrc",
 	"Library/LaunchAgents", "Library/Preferences", NULL
 };
 
@@ -86,17 +132,47 @@ type_of(const char *path)
 	return PATH_OTHER;
 }
 
-/* An empty folder or an empty regular file. */
+/*
+ * The first line of a small file, without its newline; -1 when it cannot
+ * be read. Git's pointer files (commondir, a .git file) are one line.
+ */
 static int
-is_empty(const char *path)
+read_line(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	return 0;
+}
+
+/*
+ * What a placeholder of this kind holds: an empty folder, an empty file,
+ * or (PATH_OTHER) a file that reads "." (git's commondir naming its own
+ * folder). Such a one may be another sbx run's placeholder.
+ */
+static int
+is_placeholder(const char *path, enum path_type create)
 {
 	struct dirent *de;
 	struct stat st;
+	char buf[4];
 	int n = 0;
 	DIR *d;
 
 	if (stat(path, &st) == -1)
 		return 0;
+	if (create == PATH_OTHER)
+		return S_ISREG(st.st_mode) && st.st_size == 2 &&
+		    read_line(path, buf, sizeof(buf)) == 0 &&
+		    strcmp(buf, ".") == 0;
 	if (S_ISREG(st.st_mode))
 		return st.st_size == 0;
 	if (!S_ISDIR(st.st_mode) || (d = opendir(path)) == NULL)
@@ -238,15 +314,15 @@ hold(struct plist *l, const struct strv *w, const char *real,
 	/* An empty one may be another sbx run's placeholder, removed while
 	 * this run starts: hold it the same way, so the launch works whether
 	 * or not it is still there. */
-	if (create != PATH_MISSING && !is_empty(real))
+	if (create != PATH_MISSING && !is_placeholder(real, create))
 		create = PATH_MISSING;
 	plist_add(l, RULE_READONLY, real, type_of(real), 1, create);
 }
 
 /*
- * A missing path, its folder resolved: an empty placeholder when asked,
- * else a name that only a backend able to hold a name without a file
- * (Seatbelt) can keep from being created.
+ * A missing path, its existing part resolved: an empty placeholder when
+ * asked, else a name that a backend holds without a file (see
+ * policy->missing).
  */
 static void
 hold_missing(struct plist *l, const struct strv *w, const char *path,
@@ -261,33 +337,75 @@ hold_missing(struct plist *l, const struct strv *w, const char *path,
 }
 
 /*
+ * path, missing, with its longest existing part resolved and the rest
+ * appended; NULL when that part is no folder, or the rest holds a
+ * symbolic link (a dangling one, followed by protect()).
+ */
+static char *
+resolve_missing(const char *path)
+{
+	char real[PATH_MAX], *dir, *s, *r;
+	struct stat st;
+
+	dir = xstrdup(path);
+	for (;;) {
+		if ((s = strrchr(dir, '/')) == NULL)
+			break;
+		*(s == dir ? s + 1 : s) = '\0';
+		if (lstat(dir, &st) == 0)
+			break;
+	}
+	r = NULL;
+	if (s != NULL && realpath(dir, real) != NULL &&
+	    type_of(real) == PATH_DIR)
+		r = path_join(real, path + strlen(dir) + (strcmp(dir, "/") != 0));
+	free(dir);
+	return r;
+}
+
+/*
  * Protect one candidate: at its real target when that lies in a writable
- * folder (elsewhere it is read-only already); a dangling symlink is skipped;
- * a missing path whose folder exists goes to hold_missing().
+ * folder (elsewhere it is read-only already); a missing one (or a
+ * symbolic link to a missing one: the command could make its target) goes
+ * to hold_missing(), a placeholder only where its folder exists.
  */
 static void
 protect(struct plist *l, const struct strv *w, const char *path,
-    enum path_type create)
+    enum path_type create, int depth)
 {
-	char real[PATH_MAX], *dir, *base, *ph;
+	char real[PATH_MAX], link[PATH_MAX], *dir, *p;
 	struct stat st;
+	ssize_t n;
 
 	if (realpath(path, real) != NULL) {
 		hold(l, w, real, create);
 		return;
 	}
-	if (errno != ENOENT || lstat(path, &st) == 0)
+	if (errno != ENOENT)
 		return;
-	dir = xstrdup(path);
-	base = strrchr(dir, '/');
-	*base++ = '\0';
-	if (realpath(*dir ? dir : "/", real) != NULL &&
-	    type_of(real) == PATH_DIR) {
-		ph = path_join(real, base);
-		hold_missing(l, w, ph, create);
-		free(ph);
+	if (lstat(path, &st) == 0) {
+		if (!S_ISLNK(st.st_mode) || depth >= LINK_DEPTH ||
+		    (n = readlink(path, link, sizeof(link) - 1)) <= 0)
+			return;
+		link[n] = '\0';
+		dir = xstrdup(path);
+		*strrchr(dir, '/') = '\0';
+		p = link[0] == '/' ? xstrdup(link) : path_join(*dir ? dir : "/",
+		    link);
+		protect(l, w, p, PATH_MISSING, depth + 1);
+		free(p);
+		free(dir);
+		return;
 	}
+	if ((p = resolve_missing(path)) == NULL)
+		return;
+	dir = xstrdup(p);
+	*strrchr(dir, '/') = '\0';
+	/* A placeholder needs its folder; deeper, only the name is held. */
+	hold_missing(l, w, p, type_of(*dir ? dir : "/") == PATH_DIR ? create :
+	    PATH_MISSING);
 	free(dir);
+	free(p);
 }
 
 /*
@@ -304,10 +422,10 @@ protect_in(struct plist *l, const struct strv *w, const char *dir,
 
 	p = path_join(dir, name);
 	if (strchr(name, '/') != NULL)
-		protect(l, w, p, create);
+		protect(l, w, p, create, 0);
 	else if (lstat(p, &st) == 0) {
 		if (S_ISLNK(st.st_mode))
-			protect(l, w, p, create);
+			protect(l, w, p, create, 0);
 		else
 			hold(l, w, p, create);
 	} else if (errno == ENOENT)
@@ -318,68 +436,42 @@ protect_in(struct plist *l, const struct strv *w, const char *dir,
 static void protect_gitdir_at(struct plist *, const struct strv *,
     const char *, int);
 
-/* Submodule git dirs live at modules/NAME, NAME possibly with slashes. */
-static void
-protect_modules(struct plist *l, const struct strv *w, const char *dir,
-    int depth)
+/*
+ * A pointer file of git's: its first line, after prefix, resolved
+ * against the folder base when relative. NULL when there is none.
+ */
+static char *
+git_pointer(const char *file, const char *prefix, const char *base)
 {
-	struct dirent *de;
-	char *sub, *head;
-	DIR *d;
+	char buf[PATH_MAX], *v;
+	size_t n = strlen(prefix);
 
-	if (depth > GIT_MODULES_DEPTH || (d = opendir(dir)) == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
-			continue;
-		sub = path_join(dir, de->d_name);
-		head = xasprintf("%s/HEAD", sub);
-		if (type_of(sub) == PATH_DIR) {
-			if (access(head, F_OK) == 0)
-				protect_gitdir_at(l, w, sub, depth + 1);
-			else
-				protect_modules(l, w, sub, depth + 1);
-		}
-		free(head);
-		free(sub);
-	}
-	closedir(d);
+	if (read_line(file, buf, sizeof(buf)) < 0 || strncmp(buf, prefix, n))
+		return NULL;
+	v = buf + n;
+	if (*v == '\0')
+		return NULL;
+	return *v == '/' ? xstrdup(v) : path_join(base, v);
 }
 
 /*
- * A git dir: hooks and config run code in git commands started later
- * outside the sandbox, so both are held read-only, as empty placeholders
- * when missing; likewise per-worktree config and submodule git dirs.
- * g is resolved, as protect_in() needs its folder to be.
+ * A git folder, g resolved: every name of git_names, and the git folder
+ * that its commondir names, when that lies in a writable folder too.
  */
 static void
 protect_gitdir(struct plist *l, const struct strv *w, const char *g,
     int depth)
 {
-	struct dirent *de;
-	char *p;
-	DIR *d;
+	char *p, *common;
+	size_t i;
 
-	protect_in(l, w, g, "hooks", PATH_DIR);
-	protect_in(l, w, g, "config", PATH_FILE);
-	protect_in(l, w, g, "config.worktree", PATH_MISSING);
-	p = xasprintf("%s/worktrees", g);
-	if ((d = opendir(p)) != NULL) {
-		while ((de = readdir(d)) != NULL) {
-			char *wt;
-
-			if (de->d_name[0] == '.')
-				continue;
-			wt = xasprintf("%s/%s/config.worktree", p, de->d_name);
-			protect(l, w, wt, PATH_MISSING);
-			free(wt);
-		}
-		closedir(d);
+	for (i = 0; git_names[i].name; i++)
+		protect_in(l, w, g, git_names[i].name, git_names[i].create);
+	p = path_join(g, "commondir");
+	if ((common = git_pointer(p, "", g)) != NULL) {
+		protect_gitdir_at(l, w, common, depth + 1);
+		free(common);
 	}
-	free(p);
-	p = xasprintf("%s/modules", g);
-	protect_modules(l, w, p, depth);
 	free(p);
 }
 
@@ -390,30 +482,55 @@ protect_gitdir_at(struct plist *l, const struct strv *w, const char *path,
 {
 	char real[PATH_MAX];
 
-	if (realpath(path, real) != NULL)
+	if (depth <= GIT_DEPTH && realpath(path, real) != NULL &&
+	    type_of(real) == PATH_DIR)
 		protect_gitdir(l, w, real, depth);
+}
+
+/* dir is a bare repository (or a git folder): HEAD, objects/, refs/. */
+static int
+is_gitdir(const char *dir)
+{
+	char *head = path_join(dir, "HEAD"), *obj = path_join(dir, "objects"),
+	    *refs = path_join(dir, "refs");
+	int r;
+
+	r = type_of(head) == PATH_FILE && type_of(obj) == PATH_DIR &&
+	    type_of(refs) == PATH_DIR;
+	free(head);
+	free(obj);
+	free(refs);
+	return r;
 }
 
 /*
  * The repositories that hold a writable folder: the folder itself and each
- * of its parents (a writable .git folder belongs to the repository above).
- * A .git file (a gitdir pointer) is held read-only so it cannot be pointed
- * at a git dir the command made.
+ * of its parents, as a bare repository or by their .git (a writable .git
+ * folder belongs to the repository above). A .git file (a gitdir pointer)
+ * is held read-only so it cannot be pointed at a git dir the command made,
+ * and the git folder it names is held where it is writable.
  */
 static void
 protect_repos(struct plist *l, const struct strv *w, const char *folder)
 {
-	char *dir, *git, *slash;
+	char *dir, *git, *slash, *target;
 	struct stat st;
 
 	dir = xstrdup(folder);
 	for (;;) {
+		if (is_gitdir(dir))
+			protect_gitdir_at(l, w, dir, 0);
 		git = path_join(dir, ".git");
 		if (stat(git, &st) == 0) {
 			if (S_ISDIR(st.st_mode))
 				protect_gitdir_at(l, w, git, 0);
-			else
-				protect(l, w, git, PATH_MISSING);
+			else {
+				protect(l, w, git, PATH_MISSING, 0);
+				target = git_pointer(git, "gitdir: ", dir);
+				if (target != NULL)
+					protect_gitdir_at(l, w, target, 0);
+				free(target);
+			}
 		}
 		free(git);
 		if (strcmp(dir, "/") == 0)
@@ -442,28 +559,46 @@ home_dir(void)
 }
 
 static void
-compute_protected(const struct strv *w, struct plist *l)
+compute_protected(const struct strv *w, const char *home, struct plist *l)
 {
 	size_t i, j;
-	char *home;
 
 	for (i = 0; i < w->n; i++) {
 		protect_repos(l, w, w->v[i]);
 		if (type_of(w->v[i]) != PATH_DIR)
 			continue;
+		for (j = 0; workspace_dirs[j]; j++)
+			protect_in(l, w, w->v[i], workspace_dirs[j], PATH_DIR);
 		for (j = 0; workspace_files[j]; j++)
 			protect_in(l, w, w->v[i], workspace_files[j],
 			    PATH_MISSING);
 	}
 	/* Candidates in $HOME count wherever they are writable: -w ~/.config
 	 * exposes .config/fish as much as a writable $HOME does. */
-	if ((home = home_dir()) == NULL)
+	if (home == NULL)
 		return;
-	for (j = 0; home_placeholders[j]; j++)
-		protect_in(l, w, home, home_placeholders[j], PATH_FILE);
 	for (j = 0; home_files[j]; j++)
 		protect_in(l, w, home, home_files[j], PATH_MISSING);
-	free(home);
+}
+
+/*
+ * A writable path that is or holds the home folder makes every start-up
+ * file there the command's to write: refused unless --write-home.
+ */
+static int
+check_home(const struct sbx_opts *o, const struct strv *w, const char *home,
+    struct sbx_err *e)
+{
+	const char *holder;
+
+	if (home == NULL || (holder = writable_holder(w, home)) == NULL ||
+	    o->write_home)
+		return 0;
+	return sbx_errf(e, ERR_POLICY, "%s: %s the home folder, where the "
+	    "command could leave start-up files that run outside the "
+	    "sandbox later; pass --write-home to allow it (its start-up "
+	    "files stay read-only)", shown(holder), strcmp(holder, home) == 0 ?
+	    "is" : "holds");
 }
 
 static int
@@ -561,6 +696,7 @@ int
 policy_compile(const struct sbx_opts *o, struct policy *p, struct sbx_err *e)
 {
 	struct plist l, prot;
+	char *home;
 	size_t i;
 
 	memset(p, 0, sizeof(*p));
@@ -570,6 +706,14 @@ policy_compile(const struct sbx_opts *o, struct policy *p, struct sbx_err *e)
 		if (check_deny_read(o->deny_read.v[i], e) == -1)
 			return -1;
 	compute_writable(o, &p->writable);
+	home = home_dir();
+	if (check_home(o, &p->writable, home, e) == -1) {
+		free(home);
+		strv_free(&p->writable);
+		return -1;
+	}
+	if (home != NULL && writable_holder(&p->writable, home) != NULL)
+		p->home = xstrdup(home);
 	if (o->scope.n == 0)
 		plist_add(&l, RULE_WRITE, o->root, PATH_DIR, 0, PATH_MISSING);
 	add_all(&l, &o->write, RULE_WRITE);
@@ -581,15 +725,17 @@ policy_compile(const struct sbx_opts *o, struct policy *p, struct sbx_err *e)
 	/* sbx's own cache folders: writable whatever --scope says. */
 	add_all(&l, &o->cache_dirs, RULE_WRITE);
 	if (o->protect) {
-		compute_protected(&p->writable, &prot);
+		compute_protected(&p->writable, home, &prot);
 		/*
 		 * sbx itself, when it lies in a writable folder (./sbx run
 		 * from its checkout): a command that replaced it would run
 		 * unconfined the next time the user starts sbx.
 		 */
 		if (o->self != NULL && o->self[0] == '/')
-			protect(&prot, &p->writable, o->self, PATH_MISSING);
+			protect(&prot, &p->writable, o->self, PATH_MISSING,
+			    LINK_DEPTH);
 	}
+	free(home);
 	/* Below a --deny-write or --deny-read path, nothing can be made or
 	 * changed anyway: a protected name there would only be a mount on
 	 * what the deny rule then hides (bwrap's shim would find its own
@@ -652,6 +798,7 @@ policy_with_tmp(const struct policy *base, const char *dir, int fresh,
 		strv_push(&out->writable, base->writable.v[i]);
 	for (i = 0; i < base->missing.n; i++)
 		strv_push(&out->missing, base->missing.v[i]);
+	out->home = base->home ? xstrdup(base->home) : NULL;
 	/* A fresh folder holds no host path: nothing in it is pinned. */
 	if (dir != NULL && !fresh)
 		push_unique(&out->writable, dir);
@@ -671,4 +818,6 @@ policy_free(struct policy *p)
 	p->n = 0;
 	strv_free(&p->writable);
 	strv_free(&p->missing);
+	free(p->home);
+	p->home = NULL;
 }

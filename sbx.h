@@ -81,6 +81,7 @@ struct sbx_opts {
 	size_t		  nhosts;
 	int		  allow_private;
 	int		  protect;	/* default protected list; 0 with --no-protect */
+	int		  write_home;	/* --write-home: a writable home allowed */
 	int		  allow_unix;	/* --allow-unix-sockets */
 	int		  host_tmp;	/* --host-tmp: no private temp folder */
 	struct strv	  cache;	/* --cache TOOL, each once, as given */
@@ -123,7 +124,9 @@ struct rule {
 	enum path_type	 type;
 	int		 implicit;	/* from the default protected list */
 	enum path_type	 create;	/* PATH_DIR or PATH_FILE: held as an
-					   empty placeholder, made if missing */
+					   empty placeholder, made if missing;
+					   PATH_OTHER: a file that reads "."
+					   (git's commondir: no redirection) */
 	int		 fresh;		/* RULE_WRITE: a new, empty folder of
 					   the run's own, not the host's (a
 					   private /tmp); only for BE_OWN_TMP */
@@ -134,8 +137,12 @@ struct policy {
 	size_t		 n;
 	struct strv	 writable;	/* the folders that end up writable */
 	struct strv	 missing;	/* protected names that do not exist, in
-					   a writable folder that does: held only
-					   where a backend can hold a bare name */
+					   a writable folder (their existing part
+					   resolved): held by name, no file */
+	char		*home;		/* $HOME, resolved, when a writable path
+					   is or holds it (--write-home), or NULL:
+					   there a backend may keep new names from
+					   being made at all (bwrap seals it) */
 };
 
 /* The device nodes every sandbox offers (bwrap's --dev binds these). */
