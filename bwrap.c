@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -62,6 +63,8 @@ struct bwrap_priv {
 	struct strv	 checks;	/* KIND ID PATH each: for the shim */
 	char		*failed;	/* a path that changed while sbx started */
 	struct strv	 placeholders;	/* mount points bwrap creates */
+	struct strv	 dots;		/* placeholders sbx writes: "." */
+	struct strv	 seal;		/* folders that get no new entries */
 	struct strv	 reopen;	/* fd digit, path: for the shim */
 	struct strv	 lockdir;	/* the folders of the placeholders */
 	int		*lock;		/* one descriptor per folder */
@@ -243,6 +246,38 @@ fresh_dir(struct strv *v, const struct bwrap_priv *bp, const char *path)
 			    bp->reopen.v[i + 1]);
 }
 
+static int
+has(const struct strv *v, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (strcmp(v->v[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+static char *
+folder_of(const char *path)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+
+	if (slash != NULL)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	return dir;
+}
+
+/* path would be a new entry of a sealed folder: the seal holds it. */
+static int
+sealed_in(const struct bwrap_priv *bp, const char *path)
+{
+	char *dir = folder_of(path);
+	int r = has(&bp->seal, dir);
+
+	free(dir);
+	return r;
+}
+
 /*
  * A --deny-read or --deny-write path that does not exist stays absent.
  * In a writable folder the command could make it, so a mount point holds
@@ -255,7 +290,7 @@ static void
 absent(struct strv *v, struct bwrap_priv *bp, const struct policy *pol,
     const struct rule *r)
 {
-	if (policy_holder(pol, r->path) == NULL)
+	if (policy_holder(pol, r->path) == NULL || sealed_in(bp, r->path))
 		return;
 	null_file_checked(v, bp, r->path);
 	strv_push(&bp->placeholders, r->path);
@@ -313,12 +348,19 @@ add_rule(struct strv *v, struct bwrap_priv *bp, const struct policy *pol,
 		/* A placeholder: bwrap makes the mount point on the host if
 		 * missing, which keeps the path from being created inside.
 		 * Also used for an existing empty one, which may be another
-		 * run's placeholder and vanish before bwrap binds it. */
+		 * run's placeholder and vanish before bwrap binds it. A file
+		 * that reads "." is written by sbx (bwrap_prepare()) and
+		 * bound onto itself: git reads it outside during the run. */
+		if (r->type == PATH_MISSING && sealed_in(bp, r->path))
+			break;
 		if (r->create == PATH_DIR)
 			empty_dir_checked(v, bp, r->path);
-		else
+		else if (r->create == PATH_OTHER) {
+			push3(v, "--ro-bind", r->path, r->path);
+			strv_push(&bp->dots, r->path);
+		} else
 			null_file_checked(v, bp, r->path);
-		if (r->type == PATH_MISSING)
+		if (r->type == PATH_MISSING || r->create == PATH_OTHER)
 			strv_push(&bp->placeholders, r->path);
 		break;
 	case RULE_DENY_READ:
@@ -330,17 +372,6 @@ add_rule(struct strv *v, struct bwrap_priv *bp, const struct policy *pol,
 			null_file_checked(v, bp, r->path);
 		break;
 	}
-}
-
-static int
-has(const struct strv *v, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < v->n; i++)
-		if (strcmp(v->v[i], s) == 0)
-			return 1;
-	return 0;
 }
 
 /*
@@ -372,25 +403,104 @@ pin_parents(const struct policy *pol, const char *path, struct strv *pins)
 }
 
 /*
- * The policy as bwrap options: the writable structure, then the pins,
- * then the exceptions (every rule after the last writable one), so that
- * no pin covers an exception and each pin lies on its writable folder.
+ * A writable home (--write-home) holds names that do not exist, which a
+ * placeholder would shadow (an empty ~/.bash_login hides ~/.profile from
+ * bash; an empty ~/.emacs, ~/.emacs.d/init.el): bwrap has no way to hold
+ * a bare name. So the folder each lies in is sealed: bound read-only,
+ * with each of its folders and files bound writable again, so that what
+ * exists stays writable and nothing new can be made there. The seal is
+ * the home and every folder between it and the deepest existing folder
+ * of such a name.
+ */
+static void
+seal_list(const struct policy *pol, struct strv *seal)
+{
+	struct stat st;
+	size_t i, hl;
+	char *p, *s;
+
+	if (pol->home == NULL)
+		return;
+	hl = strcmp(pol->home, "/") ? strlen(pol->home) : 0;
+	for (i = 0; i < pol->missing.n; i++) {
+		if (!path_under(pol->missing.v[i], pol->home))
+			continue;
+		p = xstrdup(pol->missing.v[i]);
+		if (!has(seal, pol->home))
+			strv_push(seal, pol->home);
+		for (s = p + hl + 1; (s = strchr(s, '/')) != NULL; s++) {
+			*s = '\0';
+			if (lstat(p, &st) < 0 || !S_ISDIR(st.st_mode))
+				break;
+			if (!has(seal, p))
+				strv_push(seal, p);
+			*s = '/';
+		}
+		free(p);
+	}
+}
+
+/* dir read-only, its entries writable but for the sealed folders. */
+static void
+seal(struct strv *v, const struct strv *sl, const char *dir)
+{
+	struct dirent **de;
+	struct stat st;
+	char *sub;
+	int n, i;
+
+	push3(v, "--ro-bind", dir, dir);
+	if ((n = scandir(dir, &de, NULL, alphasort)) < 0)
+		return;
+	for (i = 0; i < n; i++) {
+		sub = path_join(dir, de[i]->d_name);
+		/* A link stays: its target has rules of its own. */
+		if (strcmp(de[i]->d_name, ".") && strcmp(de[i]->d_name, "..") &&
+		    lstat(sub, &st) == 0) {
+			if (has(sl, sub))
+				seal(v, sl, sub);
+			else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))
+				push3(v, "--bind", sub, sub);
+		}
+		free(sub);
+		free(de[i]);
+	}
+	free(de);
+}
+
+/*
+ * The policy as bwrap options: the writable structure (the seal right
+ * after the writable folder that holds it), then the pins, then the
+ * exceptions (every rule after the last writable one), so that no pin
+ * covers an exception and each pin lies on its writable folder. A sealed
+ * folder is a mount point already: a pin there would unseal it.
  */
 static void
 add_policy(struct strv *v, struct bwrap_priv *bp, const struct policy *pol)
 {
 	struct strv pins = { NULL, 0, 0 };
+	const char *sh = NULL;
 	size_t i, split = 0;
 
+	seal_list(pol, &bp->seal);
+	if (bp->seal.n > 0)
+		sh = policy_holder(pol, pol->home);
 	for (i = 0; i < pol->n; i++)
 		if (pol->r[i].kind == RULE_WRITE)
 			split = i + 1;
 	for (i = split; i < pol->n; i++)
 		pin_parents(pol, pol->r[i].path, &pins);
-	for (i = 0; i < split; i++)
+	for (i = 0; i < split; i++) {
 		add_rule(v, bp, pol, &pol->r[i]);
+		if (sh != NULL && pol->r[i].kind == RULE_WRITE &&
+		    strcmp(pol->r[i].path, sh) == 0) {
+			seal(v, &bp->seal, pol->home);
+			sh = NULL;
+		}
+	}
 	for (i = 0; i < pins.n; i++)
-		bind_fd(v, bp, "--bind-fd", pins.v[i]);
+		if (!has(&bp->seal, pins.v[i]))
+			bind_fd(v, bp, "--bind-fd", pins.v[i]);
 	for (i = split; i < pol->n; i++)
 		add_rule(v, bp, pol, &pol->r[i]);
 	strv_free(&pins);
@@ -740,14 +850,42 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	return 0;
 }
 
-static char *
-folder_of(const char *path)
+/*
+ * A placeholder that reads ".": made here, before bwrap binds it onto
+ * itself, unless another run's is there. Outside, git reads it during
+ * the run as no redirection.
+ */
+static void
+write_dot(const char *path)
 {
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	int fd;
 
-	if (slash != NULL)
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	return dir;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0644);
+	if (fd < 0)
+		return;
+	if (write(fd, ".\n", 2) != 2)
+		(void)unlink(path);
+	close(fd);
+}
+
+/* An empty file, or one that reads ".": a placeholder, as made. */
+static int
+placeholder_file(const char *path, const struct stat *st)
+{
+	char buf[3];
+	ssize_t n;
+	int fd;
+
+	if (!S_ISREG(st->st_mode) || st->st_size > 2)
+		return 0;
+	if (st->st_size == 0)
+		return 1;
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	return n == 2 && memcmp(buf, ".\n", 2) == 0;
 }
 
 /*
@@ -785,6 +923,8 @@ bwrap_prepare(struct launch *l, struct sbx_err *e)
 		}
 		free(dir);
 	}
+	for (i = 0; i < bp->dots.n; i++)
+		write_dot(bp->dots.v[i]);
 	return 0;
 }
 
@@ -812,7 +952,7 @@ bwrap_finish(struct launch *l)
 			    lstat(p, &st) == 0) {
 				if (S_ISDIR(st.st_mode))
 					rmdir(p);
-				else if (S_ISREG(st.st_mode) && st.st_size == 0)
+				else if (placeholder_file(p, &st))
 					unlink(p);
 			}
 			free(dir);
@@ -833,6 +973,8 @@ bwrap_release(void *priv)
 	if (bp == NULL)
 		return;
 	strv_free(&bp->placeholders);
+	strv_free(&bp->dots);
+	strv_free(&bp->seal);
 	strv_free(&bp->reopen);
 	for (i = 0; i < bp->binds.n; i++)
 		if (bp->fds[i] >= 0)

@@ -323,6 +323,10 @@ marks_from_policy(struct build *b, const struct policy *pol)
 		if (r->kind != RULE_DENY_READ || r->type == PATH_DIR)
 			mark(rd, r->path, r->kind != RULE_DENY_READ);
 	}
+	/* A protected name that does not exist: its folder is the
+	 * supervisor's, which refuses to make it (notify.c). */
+	for (i = 0; i < pol->missing.n; i++)
+		mark(w, pol->missing.v[i], 0);
 	mark(w, "/proc", 0);
 	mark(w, "/sys", 0);
 	mark(w, "/dev", 0);

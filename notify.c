@@ -2386,14 +2386,27 @@ notify_new(const struct policy *pol, const struct file_id *granted, size_t n,
     int net, int proxy_port, int scope)
 {
 	struct sup *s = xcalloc(1, sizeof(*s));
-	size_t i;
+	size_t i, j, split = 0;
 
-	s->r = xcalloc(pol->n + 1, sizeof(*s->r));
-	for (i = 0; i < pol->n; i++) {
-		s->r[i] = pol->r[i];
-		s->r[i].path = xstrdup(pol->r[i].path);
+	/* The missing protected names are read-only rules where the
+	 * protected list begins: after the last writable path. */
+	s->r = xcalloc(pol->n + pol->missing.n + 1, sizeof(*s->r));
+	for (i = 0; i < pol->n; i++)
+		if (pol->r[i].kind == RULE_WRITE)
+			split = i + 1;
+	for (i = 0; i <= pol->n; i++) {
+		if (i == split)
+			for (j = 0; j < pol->missing.n; j++) {
+				s->r[s->n].kind = RULE_READONLY;
+				s->r[s->n].path = xstrdup(pol->missing.v[j]);
+				s->r[s->n].type = PATH_MISSING;
+				s->r[s->n++].implicit = 1;
+			}
+		if (i < pol->n) {
+			s->r[s->n] = pol->r[i];
+			s->r[s->n++].path = xstrdup(pol->r[i].path);
+		}
 	}
-	s->n = pol->n;
 	/* The very folders Landlock's rules were added on, by descriptor:
 	 * a name looked up again could be another folder by now. */
 	s->granted = xcalloc(n + 1, sizeof(*s->granted));
