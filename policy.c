@@ -56,8 +56,8 @@ static const struct {
 	const char	*name;
 	enum path_type	 create;
 } git_names[] = {
-	{ "config", PATH_FILE }, { "config.worktree", PATH_FILE },
-	{ "hooks", PATH_DIR }, { "commondir", PATH_OTHER },
+	{ "hooks", PATH_DIR }, { "config", PATH_FILE },
+	{ "config.worktree", PATH_FILE }, { "commondir", PATH_OTHER },
 	{ "worktrees", PATH_DIR }, { "modules", PATH_DIR }, { NULL, 0 }
 };
 

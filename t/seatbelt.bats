@@ -345,13 +345,18 @@ print("\"" + out.replace("\\", "\\\\").replace("\"", "\\\"") + "\"")
 	mkdir -p "$ws/.git" "$ws/keep" "$top/out"
 	sb -w "$top/out" --deny-write "$ws/keep"
 	# None of .envrc, .vscode, .mcp.json, config.worktree exists: Seatbelt
-	# holds the name, with no placeholder.
+	# holds the name, with no placeholder (the names bwrap holds with one
+	# are rules of their own: "protected").
 	in_order "(allow file-write* (subpath $(q "$ws")))" \
 	    "(allow file-write* (subpath $(q "$top/out")))" \
-	    "(deny file-write* (regex $(rx "$ws/.git/config.worktree"))) ; protected, not there yet"
+	    "(deny file-write* (regex $(rx "$ws/.gitmodules"))) ; protected, not there yet"
 	has "(deny file-write* (regex $(rx "$ws/.envrc"))) ; protected, not there yet"
-	has "(deny file-write* (regex $(rx "$ws/.vscode"))) ; protected, not there yet"
 	has "(deny file-write* (regex $(rx "$ws/.mcp.json"))) ; protected, not there yet"
+	has "(deny file-write* (regex $(rx "$ws/.vscode"))) ; protected"
+	has "(deny file-write* (regex $(rx "$ws/.git/config.worktree"))) ; protected"
+	has "(deny file-write* (regex $(rx "$ws/.git/commondir"))) ; protected"
+	has "(deny file-write* (regex $(rx "$ws/.git/worktrees"))) ; protected"
+	has "(deny file-write* (regex $(rx "$ws/.git/modules"))) ; protected"
 	has "(deny file-write* (regex $(rx "$top/out/.envrc" "$top/out"))) ; protected, not there yet"
 	# After the writable paths, before the user's own --deny-write.
 	in_order "(deny file-write* (regex $(rx "$ws/.envrc"))) ; protected, not there yet" \
@@ -369,22 +374,33 @@ print("\"" + out.replace("\\", "\\\\").replace("\"", "\\\"") + "\"")
 @test "seatbelt: a writable home holds its start-up files and ~/Library/LaunchAgents, there or not" {
 	mkdir -p "$ws/Library"
 	touch "$ws/.bash_login"
-	HOME=$ws sb
-	has "(deny file-write* (regex $(rx "$ws/.bashrc"))) ; protected"
-	has "(deny file-write* (regex $(rx "$ws/.zshrc"))) ; protected"
+	# Refused unless the user says so.
+	HOME=$ws run --separate-stderr "$SBX" --backend seatbelt --dry-run -C "$ws" -- true
+	[ "$status" -eq 125 ]
+	[[ "$stderr" =~ ^sbx:\ .*home\ folder.*--write-home ]]
+	HOME=$ws sb --write-home
+	has "(deny file-write* (regex $(rx "$ws/.bashrc"))) ; protected, not there yet"
+	has "(deny file-write* (regex $(rx "$ws/.zshrc"))) ; protected, not there yet"
 	has "(deny file-write* (regex $(rx "$ws/.bash_login"))) ; protected"
 	has "(deny file-write* (regex $(rx "$ws/.zprofile"))) ; protected, not there yet"
 	has "(deny file-write* (regex $(rx "$ws/.ssh"))) ; protected, not there yet"
 	has "(deny file-write* (regex $(rx "$ws/Library/LaunchAgents"))) ; protected, not there yet"
 	has "(deny file-write* (regex $(rx "$ws/Library/Preferences"))) ; protected, not there yet"
+	# The rest of the list, there or not, folders below included.
+	has "(deny file-write* (regex $(rx "$ws/.config/git"))) ; protected, not there yet"
+	has "(deny file-write* (regex $(rx "$ws/.config/autostart"))) ; protected, not there yet"
+	has "(deny file-write* (regex $(rx "$ws/.local/bin"))) ; protected, not there yet"
+	has "(deny file-write* (regex $(rx "$ws/.cargo/config.toml"))) ; protected, not there yet"
+	has "(deny file-write* (regex $(rx "$ws/.gitconfig"))) ; protected, not there yet"
+	has "(deny file-write* (regex $(rx "$ws/.xsession"))) ; protected, not there yet"
 	pinned "$ws/Library"
 	# ~/.zshrc in any spelling: >> ~/.ZSHRC is refused as well.
-	has "(deny file-write* (regex \"^$(re "$ws")/\\\\.[Zz][Ss][Hh][Rr][Cc](/.*)?\$\")) ; protected"
+	has "(deny file-write* (regex \"^$(re "$ws")/\\\\.[Zz][Ss][Hh][Rr][Cc](/.*)?\$\")) ; protected, not there yet"
 }
 
 @test "seatbelt: no set-user-ID bit, after the policy and the pins" {
 	mkdir -p "$ws/.git/hooks"
-	sb -w "$top"
+	sb -w "$top" --write-home
 	in_order "; the policy, in order: the last matching rule wins" \
 	    "(allow file-write* (subpath $(q "$ws")))" \
 	    "(allow file-write* (subpath $(q "$top")))" \
