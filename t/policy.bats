@@ -229,3 +229,103 @@ before() {
 	dry landlock -- true
 	grep -qE '^# seccomp flavour=landlock .*chown=noop' <<<"$output"
 }
+
+@test "bwrap: every git name is held in a git folder, there or not; commondir reads '.'" {
+	dry bwrap -- true
+	in_order --ro-bind "$ws/.git/hooks" "$ws/.git/hooks"
+	in_order --ro-bind "$ws/.git/config" "$ws/.git/config"
+	in_order --ro-bind /dev/null "$ws/.git/config.worktree"
+	in_order --ro-bind "$ws/.git/commondir" "$ws/.git/commondir"
+	in_order --perms 0555 --tmpfs "$ws/.git/worktrees" --remount-ro "$ws/.git/worktrees"
+	in_order --perms 0555 --tmpfs "$ws/.git/modules" --remount-ro "$ws/.git/modules"
+	# Editor and agent folders in the workspace, as placeholders.
+	in_order --perms 0555 --tmpfs "$ws/.vscode" --remount-ro "$ws/.vscode"
+	in_order --perms 0555 --tmpfs "$ws/.claude" --remount-ro "$ws/.claude"
+	# A dry run makes nothing.
+	[ ! -e "$ws/.git/commondir" ] && [ ! -e "$ws/.git/worktrees" ] && [ ! -e "$ws/.vscode" ]
+}
+
+@test "bwrap: existing worktrees/ and modules/ are read-only whole; commondir's target is held" {
+	mkdir -p "$ws/.git/worktrees/wt" "$ws/.git/modules/lib/hooks" "$top/common/hooks"
+	printf '%s\n' "$top/common" >"$ws/.git/commondir"
+	touch "$top/common/hooks/pre-commit"
+	dry bwrap -w "$top/common" -- true
+	in_order --ro-bind "$ws/.git/worktrees" "$ws/.git/worktrees"
+	in_order --ro-bind "$ws/.git/modules" "$ws/.git/modules"
+	in_order --ro-bind "$ws/.git/commondir" "$ws/.git/commondir"
+	in_order --ro-bind "$top/common/hooks" "$top/common/hooks"
+	in_order --ro-bind /dev/null "$top/common/config"
+}
+
+@test "bwrap: a .git file's git folder is held where it is writable" {
+	mkdir -p "$top/main/.git/worktrees/ws/hooks" "$top/main/.git/objects" "$top/main/.git/refs"
+	rm -rf "$ws/.git"
+	printf 'gitdir: %s\n' "$top/main/.git/worktrees/ws" >"$ws/.git"
+	printf '../..\n' >"$top/main/.git/worktrees/ws/commondir"
+	dry bwrap -- true
+	in_order --ro-bind "$ws/.git" "$ws/.git"
+	# Not writable: nothing to hold there.
+	! grep -qx "$top/main/.git/worktrees/ws/hooks" <<<"$words" || return 1
+	dry bwrap -w "$top/main" -- true
+	in_order --ro-bind "$top/main/.git/worktrees" "$top/main/.git/worktrees"
+	in_order --ro-bind /dev/null "$top/main/.git/config"
+	in_order --perms 0555 --tmpfs "$top/main/.git/hooks" --remount-ro "$top/main/.git/hooks"
+}
+
+@test "bwrap: a bare repository as the root or with --write holds its hooks and config" {
+	mkdir -p "$top/bare.git/objects" "$top/bare.git/refs" "$top/bare.git/hooks"
+	touch "$top/bare.git/hooks/pre-receive.sample"
+	echo 'ref: refs/heads/main' >"$top/bare.git/HEAD"
+	printf '[core]\n\tbare = true\n' >"$top/bare.git/config"
+	dry bwrap -w "$top/bare.git" -- true
+	in_order --ro-bind "$top/bare.git/hooks" "$top/bare.git/hooks"
+	in_order --ro-bind "$top/bare.git/config" "$top/bare.git/config"
+	in_order --ro-bind "$top/bare.git/commondir" "$top/bare.git/commondir"
+	dry bwrap -C "$top/bare.git" -- true
+	in_order --ro-bind "$top/bare.git/hooks" "$top/bare.git/hooks"
+}
+
+@test "a writable home is refused without --write-home, on every backend" {
+	for b in bwrap landlock seatbelt; do
+		run --separate-stderr env -i PATH=/usr/bin:/bin HOME="$home" \
+		    "$SBX" --dry-run --backend "$b" -C "$home" -- true
+		[ "$status" -eq 125 ]
+		[[ "$stderr" =~ ^sbx:\ .*home:\ is\ the\ home\ folder.*--write-home ]]
+		[ "$(kv error)" = policy ]
+		run --separate-stderr env -i PATH=/usr/bin:/bin HOME="$home" \
+		    "$SBX" --dry-run --backend "$b" -w "$top" -- true
+		[ "$status" -eq 125 ]
+		[[ "$stderr" =~ ^sbx:\ .*:\ holds\ the\ home\ folder ]]
+	done
+	# Below the home is no writable home: its names are held there.
+	mkdir -p "$home/.config"
+	dry bwrap -w "$home/.config" -- true
+	in_order --bind "$home/.config" "$home/.config"
+}
+
+@test "bwrap: --write-home seals the home around its missing start-up names" {
+	mkdir -p "$home/.config/other" "$home/proj"
+	echo p >"$home/.profile"
+	dry bwrap -C "$home" --write-home -- true
+	# Writable, then read-only with its entries writable again, .config
+	# sealed too (.config/git and others are missing there).
+	in_order --bind "$home" "$home" --ro-bind "$home" "$home" \
+	    --ro-bind "$home/.config" "$home/.config" \
+	    --bind "$home/.config/other" "$home/.config/other" \
+	    --bind "$home/.profile" "$home/.profile" \
+	    --bind "$home/proj" "$home/proj"
+	in_order --ro-bind "$home/.profile" "$home/.profile"
+	# No placeholder in a sealed folder: nothing shadows .profile.
+	! grep -qx "$home/.bash_login" <<<"$words" || return 1
+	! grep -qx "$home/.vscode" <<<"$words" || return 1
+	# No pin unseals .config.
+	! in_order --bind "$home/.config" "$home/.config" 2>/dev/null || return 1
+}
+
+@test "landlock: missing protected names are the supervisor's" {
+	dry landlock -- true
+	grep -qxF "# supervisor: entries of $ws/.git and of the folders made in it" <<<"$output"
+	grep -qxF "# supervisor: entries of $ws and of the folders made in it" <<<"$output"
+	dry landlock -C "$home" --write-home -- true
+	grep -qxF "# supervisor: entries of $home and of the folders made in it" <<<"$output"
+}
