@@ -328,7 +328,8 @@ bw() {
 	echo '{}' >"$ws/.mcp.json"
 	echo 'export A=1' >"$ws/.envrc"
 	run --separate-stderr bw -C "$ws" -w "$ws/wt" -- sh -c '
-		echo x > .git/modules/lib/objects/ok || exit 10
+		echo x > .git/modules/lib/objects/ok && exit 10
+		mkdir .git/modules/new && exit 19
 		echo evil > .git/modules/lib/hooks/post-checkout && exit 11
 		echo evil >> .git/modules/lib/config && exit 12
 		echo "gitdir: /tmp/evil" > wt/.git && exit 13
@@ -347,7 +348,8 @@ bw() {
 
 @test "protected: shell start-up files when HOME is writable; missing ones cannot be created" {
 	echo 'orig rc' >"$ws/.bashrc"
-	HOME="$ws" run --separate-stderr bw -C "$ws" -- sh -c '
+	echo 'notes' >"$ws/notes"
+	HOME="$ws" run --separate-stderr bw -C "$ws" --write-home -- sh -c '
 		echo ok > "$HOME/notes" || exit 10
 		echo evil >> "$HOME/.bashrc" && exit 11
 		echo evil > "$HOME/.zshrc" && exit 12
@@ -385,13 +387,17 @@ bw() {
 	ln -s dotfiles/missing "$ws/.zshrc"
 	echo 'outside' >"$out/profile"
 	ln -s "$out/profile" "$ws/.profile"
-	HOME="$ws" run --separate-stderr bw -C "$ws" -- sh -c '
+	touch "$ws/dotfiles/other"
+	HOME="$ws" run --separate-stderr bw -C "$ws" --write-home -- sh -c '
 		echo ok > dotfiles/other || exit 10
 		echo evil >> "$HOME/.bashrc" && exit 11
 		echo evil >> dotfiles/bashrc && exit 12
 		echo evil >> "$HOME/.profile" && exit 13
+		echo evil > "$HOME/.zshrc" && exit 14
+		echo evil > dotfiles/missing && exit 15
 		exit 0'
 	[ "$status" -eq 0 ]
+	[ ! -e "$ws/dotfiles/missing" ]
 	[ "$(cat "$ws/dotfiles/bashrc")" = 'orig rc' ]
 	[ "$(cat "$out/profile")" = outside ]
 }
