@@ -1,0 +1,316 @@
+#!/usr/bin/env bats
+# Git folders and start-up files under attack, on bwrap and Landlock alike:
+# what the command writes in a git folder or a home must not run code
+# outside the sandbox later, whether or not the name existed when the run
+# started. Each attack is checked the way it would bite (a git command run
+# outside, after the run), each with a positive control (--no-protect, or
+# the same write elsewhere). Runs as root and as nobody (t/run).
+
+load helper
+bats_require_minimum_version 1.5.0
+
+setup() {
+	require_cmd git
+	top=$(cd "$BATS_TEST_TMPDIR" && pwd -P)
+	ws="$top/ws"
+	out="$top/out"
+	home="$top/home"
+	mkdir -p "$ws" "$out" "$home"
+	export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com \
+	    GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.com
+	git -C "$ws" init -q
+	git -C "$ws" commit -q --allow-empty -m one
+	pids=()
+}
+
+teardown() {
+	kill_bg
+}
+
+need() {
+	case $1 in
+	bwrap) require_bwrap ;;
+	landlock) require_landlock ;;
+	esac
+}
+
+# sb BACKEND ARGS...: sbx on BACKEND in $ws with the test's HOME; the host's
+# /tmp, where bats keeps this test's folders, stays visible (read-only).
+sb() {
+	local b=$1
+	shift
+	HOME="$home" run --separate-stderr "$SBX" --backend "$b" --host-tmp \
+	    -C "$ws" -e GIT_CONFIG_NOSYSTEM -e GIT_AUTHOR_NAME -e GIT_AUTHOR_EMAIL \
+	    -e GIT_COMMITTER_NAME -e GIT_COMMITTER_EMAIL "$@" 3>&-
+	echo "status=$status"
+	echo "$output"
+	echo "stderr: $stderr"
+}
+
+# fsmonitor FILE MARK: a git config that runs a command at `git status`.
+fsmonitor() {
+	printf '[core]\n\tfsmonitor = "touch %s; false"\n' "$2" >"$1"
+}
+
+# A config of the command's own, in the workspace, and .git/commondir
+# pointing there: `git status` outside then runs its fsmonitor.
+commondir_attack() {
+	local b=$1
+	shift
+	need "$b"
+	sb "$b" "$@" -- sh -c '
+		mkdir evil && cp -r .git/objects .git/refs .git/HEAD evil/ || exit 10
+		printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" "$1" >evil/config || exit 11
+		echo ../evil > .git/commondir 2>/dev/null
+		exit 0' sh "$out/fsmonitor-ran"
+	[ "$status" -eq 0 ]
+	(cd "$ws" && git status >/dev/null 2>&1) || true
+}
+
+@test "bwrap: .git/commondir cannot point git at the command's own config" {
+	commondir_attack bwrap
+	[ ! -e "$out/fsmonitor-ran" ]
+	[ ! -e "$ws/.git/commondir" ]
+}
+
+@test "landlock: .git/commondir cannot point git at the command's own config" {
+	commondir_attack landlock
+	[ ! -e "$out/fsmonitor-ran" ]
+	[ ! -e "$ws/.git/commondir" ]
+}
+
+@test "bwrap: the commondir attack works with --no-protect (positive control)" {
+	commondir_attack bwrap --no-protect
+	[ -e "$out/fsmonitor-ran" ]
+}
+
+@test "landlock: the commondir attack works with --no-protect (positive control)" {
+	commondir_attack landlock --no-protect
+	[ -e "$out/fsmonitor-ran" ]
+}
+
+# config.worktree is read once the worktree extension is on (git
+# sparse-checkout init turns it on), outside, after the run.
+worktree_config_attack() {
+	local b=$1
+	shift
+	need "$b"
+	sb "$b" "$@" -- sh -c '
+		printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" "$1" \
+		    >.git/config.worktree 2>/dev/null
+		exit 0' sh "$out/fsmonitor-ran"
+	[ "$status" -eq 0 ]
+	git -C "$ws" config core.repositoryformatversion 1
+	git -C "$ws" config extensions.worktreeConfig true
+	(cd "$ws" && git status >/dev/null 2>&1) || true
+}
+
+@test "bwrap: .git/config.worktree cannot be planted" {
+	worktree_config_attack bwrap
+	[ ! -e "$out/fsmonitor-ran" ]
+	[ ! -e "$ws/.git/config.worktree" ]
+}
+
+@test "landlock: .git/config.worktree cannot be planted" {
+	worktree_config_attack landlock
+	[ ! -e "$out/fsmonitor-ran" ]
+	[ ! -e "$ws/.git/config.worktree" ]
+}
+
+@test "bwrap and landlock: config.worktree planted with --no-protect runs (positive control)" {
+	need bwrap
+	worktree_config_attack bwrap --no-protect
+	[ -e "$out/fsmonitor-ran" ]
+}
+
+# worktrees/ and modules/: the git folders of linked worktrees and of
+# submodules, with their own config, hooks and pointers.
+more_gitdirs() {
+	local b=$1
+	need "$b"
+	mkdir -p "$ws/.git/modules/lib/hooks"
+	sb "$b" -- sh -c '
+		mkdir -p .git/worktrees/x 2>/dev/null && exit 10
+		echo ../.. > .git/worktrees/x/commondir 2>/dev/null && exit 11
+		echo "#!/bin/sh" > .git/modules/lib/hooks/post-checkout 2>/dev/null && exit 12
+		mkdir .git/modules/other 2>/dev/null && exit 13
+		echo "[core]" > .git/modules/lib/config 2>/dev/null && exit 14
+		rm -rf .git/modules 2>/dev/null; [ -d .git/modules/lib ] || exit 15
+		exit 0'
+	[ "$status" -eq 0 ]
+	[ ! -e "$ws/.git/worktrees" ]
+	[ ! -e "$ws/.git/modules/lib/hooks/post-checkout" ]
+	[ ! -e "$ws/.git/modules/other" ]
+}
+
+@test "bwrap: worktrees/ and modules/ are read-only, there or not" {
+	more_gitdirs bwrap
+}
+
+@test "landlock: worktrees/ and modules/ are read-only, there or not" {
+	more_gitdirs landlock
+}
+
+# A bare repository given as the root: hooks/pre-receive runs at the next
+# push into it, from outside.
+bare_attack() {
+	local b=$1
+	shift
+	need "$b"
+	git clone -q --bare "$ws" "$top/bare.git"
+	rm -rf "$top/bare.git/hooks"
+	HOME="$home" run --separate-stderr "$SBX" --backend "$b" --host-tmp \
+	    -C "$top/bare.git" "$@" -- sh -c '
+		mkdir -p hooks 2>/dev/null
+		printf "#!/bin/sh\ntouch %s\n" "$1" > hooks/pre-receive 2>/dev/null &&
+		    chmod +x hooks/pre-receive
+		printf "[alias]\n\tplanted = !true\n" >> config 2>/dev/null
+		exit 0' sh "$out/pre-receive-ran" 3>&-
+	[ "$status" -eq 0 ]
+	git -C "$ws" commit -q --allow-empty -m two
+	git -C "$ws" push -q "$top/bare.git" HEAD:refs/heads/new 2>/dev/null || true
+}
+
+@test "bwrap: a bare repository as the root: its hooks and config hold" {
+	bare_attack bwrap
+	[ ! -e "$out/pre-receive-ran" ]
+	[ ! -e "$top/bare.git/hooks" ]
+	! grep -q planted "$top/bare.git/config" || return 1
+}
+
+@test "landlock: a bare repository as the root: its hooks and config hold" {
+	bare_attack landlock
+	[ ! -e "$out/pre-receive-ran" ]
+	[ ! -e "$top/bare.git/hooks" ]
+	! grep -q planted "$top/bare.git/config" || return 1
+}
+
+@test "bwrap: the bare repository attack works with --no-protect (positive control)" {
+	bare_attack bwrap --no-protect
+	[ -e "$out/pre-receive-ran" ]
+}
+
+# What a run leaves: nothing of its placeholders; git works inside.
+real_git() {
+	local b=$1
+	need "$b"
+	git init -q --bare "$top/remote.git"
+	git -C "$ws" push -q "$top/remote.git" HEAD:refs/heads/main
+	git -C "$top/remote.git" update-ref refs/heads/extra refs/heads/main
+	git -C "$ws" remote add origin "$top/remote.git"
+	before=$(cd "$ws" && ls -A . .git)
+	sb "$b" -- sh -c '
+		set -e
+		echo a > a; git add a; git commit -qm two
+		git checkout -q -b topic; echo b > b; git add b; git commit -qm three
+		git checkout -q -
+		git fetch -q origin
+		git rev-parse -q --verify origin/extra >/dev/null
+		git status --short
+		git init -q sub && cd sub && git commit -q --allow-empty -m sub
+		echo done'
+	[ "$status" -eq 0 ]
+	[ "$(kv stdout)" = 'done\n' ]
+	[ "$(git -C "$ws" log --format=%s topic | head -n 1)" = three ]
+	git -C "$ws" rev-parse -q --verify origin/extra >/dev/null
+	# Nothing left of the placeholders: the same names as before, plus
+	# what git made (a, COMMIT_EDITMSG, ORIG_HEAD, ...).
+	after=$(cd "$ws" && ls -A . .git)
+	for n in commondir worktrees modules config.worktree .vscode .claude .idea; do
+		! grep -qx "$n" <<<"$after" || { echo "left: $n" >&2; return 1; }
+	done
+	[ -n "$before" ]
+}
+
+@test "bwrap: git commit, checkout and fetch from a local remote work; nothing left behind" {
+	real_git bwrap
+}
+
+@test "landlock: git commit, checkout and fetch from a local remote work; nothing left behind" {
+	real_git landlock
+}
+
+# A writable home: refused unless --write-home, and then every start-up
+# name is held, there or not.
+home_attack() {
+	local b=$1
+	need "$b"
+	echo 'orig profile' >"$home/.profile"
+	echo 'orig rc' >"$home/.bashrc"
+	echo 'notes' >"$home/notes"
+	mkdir -p "$home/.config/other"
+	HOME="$home" run --separate-stderr "$SBX" --backend "$b" --host-tmp -C "$home" -- true 3>&-
+	[ "$status" -eq 125 ]
+	[[ "$stderr" =~ ^sbx:\ .*home\ folder.*--write-home ]]
+	before=$(cd "$home" && ls -A . .config)
+	HOME="$home" run --separate-stderr "$SBX" --backend "$b" --host-tmp -C "$home" \
+	    --write-home -- sh -c '
+		echo ok > notes || exit 10
+		echo ok > .config/other/x || exit 11
+		for f in .bash_login .bash_profile .zlogin .zshenv .gitconfig .xsession \
+		    .config/git .config/autostart .config/systemd .config/fish \
+		    .ssh .local/bin .cargo/config.toml .npmrc .emacs .vimrc; do
+			mkdir -p "$(dirname "$f")" 2>/dev/null
+			mkdir -p "$f" 2>/dev/null && echo "made $f"
+			echo evil >"$f" 2>/dev/null && echo "wrote $f"
+		done
+		echo evil >>.bashrc 2>/dev/null && echo "wrote .bashrc"
+		exit 0' 3>&-
+	[ "$status" -eq 0 ]
+	[ "$(kv stdout)" = '' ]
+	[ "$(cat "$home/notes")" = ok ] && [ "$(cat "$home/.config/other/x")" = ok ]
+	[ "$(cat "$home/.bashrc")" = 'orig rc' ]
+	for f in .bash_login .bash_profile .zlogin .gitconfig .config/git .config/autostart .ssh; do
+		[ ! -e "$home/$f" ] || { echo "made: $f" >&2; return 1; }
+	done
+}
+
+@test "bwrap: a writable home needs --write-home, and then its start-up names hold, there or not" {
+	home_attack bwrap
+	# Sealed, not shadowed: nothing new in the home, nothing left behind.
+	[ "$(cd "$home" && ls -A . .config)" = "$before" ]
+}
+
+@test "landlock: a writable home needs --write-home, and then its start-up names hold, there or not" {
+	home_attack landlock
+}
+
+@test "bwrap: new files in a sealed home are refused, existing ones stay writable (the seal's cost)" {
+	need bwrap
+	mkdir -p "$home/proj"
+	HOME="$home" run --separate-stderr "$SBX" --backend bwrap --host-tmp -C "$home" \
+	    --write-home -- sh -c '
+		echo x > new-file 2>/dev/null && exit 10
+		echo x > proj/new-file || exit 11
+		exit 0' 3>&-
+	[ "$status" -eq 0 ]
+	[ -e "$home/proj/new-file" ] && [ ! -e "$home/new-file" ]
+}
+
+# Editor and agent configuration in a workspace, missing at the start.
+workspace_names() {
+	local b=$1
+	need "$b"
+	sb "$b" -- sh -c '
+		mkdir -p .vscode 2>/dev/null; echo "{}" > .vscode/tasks.json 2>/dev/null && echo vscode
+		mkdir -p .claude 2>/dev/null; echo "{}" > .claude/settings.json 2>/dev/null && echo claude
+		mkdir -p .git/hooks 2>/dev/null; echo "#!/bin/sh" > .git/hooks/pre-commit 2>/dev/null && echo hook
+		echo "{}" > .mcp.json 2>/dev/null && echo mcp
+		echo "export A=1" > .envrc 2>/dev/null && echo envrc
+		exit 0'
+	[ "$status" -eq 0 ]
+}
+
+@test "bwrap: a workspace's missing editor folders are held; .envrc and .mcp.json are not (CAVEATS)" {
+	rm -rf "$ws/.git/hooks"
+	workspace_names bwrap
+	[ "$(kv stdout)" = 'mcp\nenvrc\n' ]
+	[ ! -e "$ws/.vscode" ] && [ ! -e "$ws/.claude" ] && [ ! -e "$ws/.git/hooks" ]
+}
+
+@test "landlock: a workspace's missing editor and agent names are held" {
+	rm -rf "$ws/.git/hooks"
+	workspace_names landlock
+	[ "$(kv stdout)" = '' ]
+	[ ! -e "$ws/.vscode" ] && [ ! -e "$ws/.mcp.json" ] && [ ! -e "$ws/.envrc" ]
+}
