@@ -117,7 +117,7 @@ worktree_config_attack() {
 	[ ! -e "$ws/.git/config.worktree" ]
 }
 
-@test "bwrap and landlock: config.worktree planted with --no-protect runs (positive control)" {
+@test "bwrap: config.worktree planted with --no-protect runs (positive control)" {
 	need bwrap
 	worktree_config_attack bwrap --no-protect
 	[ -e "$out/fsmonitor-ran" ]
