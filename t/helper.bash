@@ -13,6 +13,8 @@
 #   policy    --dry-run golden tests for bwrap and Landlock: no sandbox needed
 #   bwrap     the bubblewrap sandbox under attack
 #   landlock  the Landlock sandbox under attack
+#   git       git folders and home start-up files under attack, on bwrap
+#             and Landlock: names held whether or not they exist
 #   seccomp   the seccomp filter, on both Linux backends
 #   race      paths swapped while sbx starts, links planted by earlier
 #             runs, on both Linux backends (t/race.py races)
