@@ -48,9 +48,12 @@ const char *const sbx_devices[] = {
  * in every git folder that a writable path contains or is, as an empty
  * read-only placeholder when missing. commondir redirects config and
  * hooks to another folder: its placeholder names the git folder itself
- * ("."), which git reads as no redirection. worktrees/ and modules/ hold
- * the git folders of linked worktrees and submodules (their config,
- * hooks and pointers): read-only whole.
+ * ("."), which git reads as no redirection. modules/ holds the git
+ * folders of submodules, and one made there is used as it is by the next
+ * "git submodule update --init" outside: read-only whole. worktrees/
+ * holds those of linked worktrees, whose index, HEAD and logs a commit
+ * there writes: a missing one is a placeholder, an existing one keeps
+ * each worktree's pointers and config read-only (worktree_names).
  */
 static const struct {
 	const char	*name;
@@ -58,7 +61,16 @@ static const struct {
 } git_names[] = {
 	{ "hooks", PATH_DIR }, { "config", PATH_FILE },
 	{ "config.worktree", PATH_FILE }, { "commondir", PATH_OTHER },
-	{ "worktrees", PATH_DIR }, { "modules", PATH_DIR }, { NULL, 0 }
+	{ "modules", PATH_DIR }, { NULL, 0 }
+};
+
+/* In worktrees/NAME: where its common folder and its checkout are. */
+static const struct {
+	const char	*name;
+	enum path_type	 create;
+} worktree_names[] = {
+	{ "commondir", PATH_MISSING }, { "gitdir", PATH_MISSING },
+	{ "config.worktree", PATH_FILE }, { NULL, 0 }
 };
 
 /*
@@ -455,6 +467,42 @@ git_pointer(const char *file, const char *prefix, const char *base)
 }
 
 /*
+ * g/worktrees: a placeholder when missing; else each worktree's names.
+ * A worktree made there during the run is a git folder the command made
+ * (see the man page's CAVEATS): it serves only a checkout that points to
+ * it.
+ */
+static void
+protect_worktrees(struct plist *l, const struct strv *w, const char *g)
+{
+	struct dirent *de;
+	char *wt, *sub;
+	size_t i;
+	DIR *d;
+
+	wt = path_join(g, "worktrees");
+	if ((d = opendir(wt)) == NULL) {
+		if (errno == ENOENT)
+			protect_in(l, w, g, "worktrees", PATH_DIR);
+		free(wt);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		sub = path_join(wt, de->d_name);
+		if (type_of(sub) == PATH_DIR)
+			for (i = 0; worktree_names[i].name; i++)
+				protect_in(l, w, sub, worktree_names[i].name,
+				    worktree_names[i].create);
+		free(sub);
+	}
+	closedir(d);
+	free(wt);
+}
+
+/*
  * A git folder, g resolved: every name of git_names, and the git folder
  * that its commondir names, when that lies in a writable folder too.
  */
@@ -467,6 +515,7 @@ protect_gitdir(struct plist *l, const struct strv *w, const char *g,
 
 	for (i = 0; git_names[i].name; i++)
 		protect_in(l, w, g, git_names[i].name, git_names[i].create);
+	protect_worktrees(l, w, g);
 	p = path_join(g, "commondir");
 	if ((common = git_pointer(p, "", g)) != NULL) {
 		protect_gitdir_at(l, w, common, depth + 1);

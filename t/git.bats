@@ -143,11 +143,11 @@ more_gitdirs() {
 	[ ! -e "$ws/.git/modules/other" ]
 }
 
-@test "bwrap: worktrees/ and modules/ are read-only, there or not" {
+@test "bwrap: worktrees/ and modules/ cannot be made, modules/ is read-only" {
 	more_gitdirs bwrap
 }
 
-@test "landlock: worktrees/ and modules/ are read-only, there or not" {
+@test "landlock: worktrees/ and modules/ cannot be made, modules/ is read-only" {
 	more_gitdirs landlock
 }
 
@@ -188,6 +188,36 @@ bare_attack() {
 @test "bwrap: the bare repository attack works with --no-protect (positive control)" {
 	bare_attack bwrap --no-protect
 	[ -e "$out/pre-receive-ran" ]
+}
+
+# A linked worktree, its common git folder writable (-w): commits work,
+# its pointers and config.worktree hold, and so do the common hooks.
+linked_worktree() {
+	local b=$1
+	need "$b"
+	git -C "$ws" worktree add -q "$top/wt" 2>/dev/null
+	HOME="$home" run --separate-stderr "$SBX" --backend "$b" --host-tmp \
+	    -C "$top/wt" -w "$ws/.git" -e GIT_AUTHOR_NAME -e GIT_AUTHOR_EMAIL \
+	    -e GIT_COMMITTER_NAME -e GIT_COMMITTER_EMAIL -- sh -c '
+		git commit -q --allow-empty -m in-wt || exit 10
+		g=$(git rev-parse --git-dir)
+		echo "$1" > "$g/commondir" 2>/dev/null && exit 11
+		echo "[core]" > "$g/config.worktree" 2>/dev/null && exit 12
+		echo x > "$g/gitdir" 2>/dev/null && exit 13
+		echo "#!/bin/sh" > "$(git rev-parse --git-common-dir)/hooks/post-commit" 2>/dev/null && exit 14
+		exit 0' sh "$top/evil" 3>&-
+	[ "$status" -eq 0 ]
+	[ "$(git -C "$top/wt" log --format=%s -1)" = in-wt ]
+	[ "$(cat "$ws/.git/worktrees/wt/commondir")" = ../.. ]
+	[ ! -e "$ws/.git/worktrees/wt/config.worktree" ]
+}
+
+@test "bwrap: a linked worktree commits; its pointers and config.worktree hold" {
+	linked_worktree bwrap
+}
+
+@test "landlock: a linked worktree commits; its pointers and config.worktree hold" {
+	linked_worktree landlock
 }
 
 # What a run leaves: nothing of its placeholders; git works inside.

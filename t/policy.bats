@@ -245,12 +245,19 @@ before() {
 	[ ! -e "$ws/.git/commondir" ] && [ ! -e "$ws/.git/worktrees" ] && [ ! -e "$ws/.vscode" ]
 }
 
-@test "bwrap: existing worktrees/ and modules/ are read-only whole; commondir's target is held" {
+@test "bwrap: modules/ is read-only whole, each worktree's pointers; commondir's target is held" {
 	mkdir -p "$ws/.git/worktrees/wt" "$ws/.git/modules/lib/hooks" "$top/common/hooks"
+	echo ../.. >"$ws/.git/worktrees/wt/commondir"
+	echo "$top/wt/.git" >"$ws/.git/worktrees/wt/gitdir"
 	printf '%s\n' "$top/common" >"$ws/.git/commondir"
 	touch "$top/common/hooks/pre-commit"
 	dry bwrap -w "$top/common" -- true
-	in_order --ro-bind "$ws/.git/worktrees" "$ws/.git/worktrees"
+	in_order --ro-bind "$ws/.git/worktrees/wt/commondir" "$ws/.git/worktrees/wt/commondir"
+	in_order --ro-bind "$ws/.git/worktrees/wt/gitdir" "$ws/.git/worktrees/wt/gitdir"
+	in_order --ro-bind /dev/null "$ws/.git/worktrees/wt/config.worktree"
+	# worktrees/ itself only pinned, writable.
+	in_order --bind "$ws/.git/worktrees" "$ws/.git/worktrees"
+	! in_order --ro-bind "$ws/.git/worktrees" "$ws/.git/worktrees" 2>/dev/null || return 1
 	in_order --ro-bind "$ws/.git/modules" "$ws/.git/modules"
 	in_order --ro-bind "$ws/.git/commondir" "$ws/.git/commondir"
 	in_order --ro-bind "$top/common/hooks" "$top/common/hooks"
@@ -267,7 +274,7 @@ before() {
 	# Not writable: nothing to hold there.
 	! grep -qx "$top/main/.git/worktrees/ws/hooks" <<<"$words" || return 1
 	dry bwrap -w "$top/main" -- true
-	in_order --ro-bind "$top/main/.git/worktrees" "$top/main/.git/worktrees"
+	in_order --ro-bind "$top/main/.git/worktrees/ws/commondir" "$top/main/.git/worktrees/ws/commondir"
 	in_order --ro-bind /dev/null "$top/main/.git/config"
 	in_order --perms 0555 --tmpfs "$top/main/.git/hooks" --remount-ro "$top/main/.git/hooks"
 }
