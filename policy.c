@@ -348,44 +348,31 @@ hold_missing(struct plist *l, const struct strv *w, const char *path,
 		push_unique(&l->missing, path);
 }
 
-/*
- * path, missing, with its longest existing part resolved and the rest
- * appended; NULL when that part is no folder, or the rest holds a
- * symbolic link (a dangling one, followed by protect()).
- */
+/* The longest part of path that exists (lstat), a new string. */
 static char *
-resolve_missing(const char *path)
+existing_part(const char *path)
 {
-	char real[PATH_MAX], *dir, *s, *r;
+	char *dir = xstrdup(path), *s;
 	struct stat st;
 
-	dir = xstrdup(path);
-	for (;;) {
-		if ((s = strrchr(dir, '/')) == NULL)
-			break;
+	while (lstat(dir, &st) < 0 && (s = strrchr(dir, '/')) != NULL)
 		*(s == dir ? s + 1 : s) = '\0';
-		if (lstat(dir, &st) == 0)
-			break;
-	}
-	r = NULL;
-	if (s != NULL && realpath(dir, real) != NULL &&
-	    type_of(real) == PATH_DIR)
-		r = path_join(real, path + strlen(dir) + (strcmp(dir, "/") != 0));
-	free(dir);
-	return r;
+	return dir;
 }
 
 /*
  * Protect one candidate: at its real target when that lies in a writable
- * folder (elsewhere it is read-only already); a missing one (or a
- * symbolic link to a missing one: the command could make its target) goes
- * to hold_missing(), a placeholder only where its folder exists.
+ * folder (elsewhere it is read-only already). A missing one goes to
+ * hold_missing(), its existing part resolved, a placeholder only where
+ * its folder exists; through a symbolic link to nowhere, at the name the
+ * link points to: the command could make it.
  */
 static void
 protect(struct plist *l, const struct strv *w, const char *path,
     enum path_type create, int depth)
 {
-	char real[PATH_MAX], link[PATH_MAX], *dir, *p;
+	char real[PATH_MAX], link[PATH_MAX], *dir, *up, *p;
+	const char *rest;
 	struct stat st;
 	ssize_t n;
 
@@ -395,29 +382,30 @@ protect(struct plist *l, const struct strv *w, const char *path,
 	}
 	if (errno != ENOENT)
 		return;
-	if (lstat(path, &st) == 0) {
-		if (!S_ISLNK(st.st_mode) || depth >= LINK_DEPTH ||
-		    (n = readlink(path, link, sizeof(link) - 1)) <= 0)
-			return;
-		link[n] = '\0';
-		dir = xstrdup(path);
-		*strrchr(dir, '/') = '\0';
-		p = link[0] == '/' ? xstrdup(link) : path_join(*dir ? dir : "/",
-		    link);
-		protect(l, w, p, PATH_MISSING, depth + 1);
-		free(p);
-		free(dir);
-		return;
+	dir = existing_part(path);
+	rest = path + strlen(dir) - (strcmp(dir, "/") == 0);
+	p = NULL;
+	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)) {
+		if (depth < LINK_DEPTH &&
+		    (n = readlink(dir, link, sizeof(link) - 1)) > 0) {
+			link[n] = '\0';
+			up = xstrdup(dir);
+			*strrchr(up, '/') = '\0';
+			p = xasprintf("%s%s%s", link[0] == '/' ? "" : up,
+			    link[0] == '/' ? "" : "/", link);
+			free(up);
+			up = xasprintf("%s%s", p, rest);
+			protect(l, w, up, create, depth + 1);
+			free(up);
+		}
+	} else if (realpath(dir, real) != NULL && type_of(real) == PATH_DIR) {
+		p = xasprintf("%s%s", strcmp(real, "/") ? real : "", rest);
+		/* A placeholder needs its folder; deeper, only the name. */
+		hold_missing(l, w, p, strchr(rest + 1, '/') == NULL ? create :
+		    PATH_MISSING);
 	}
-	if ((p = resolve_missing(path)) == NULL)
-		return;
-	dir = xstrdup(p);
-	*strrchr(dir, '/') = '\0';
-	/* A placeholder needs its folder; deeper, only the name is held. */
-	hold_missing(l, w, p, type_of(*dir ? dir : "/") == PATH_DIR ? create :
-	    PATH_MISSING);
-	free(dir);
 	free(p);
+	free(dir);
 }
 
 /*
