@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -490,6 +491,163 @@ protect_worktrees(struct plist *l, const struct strv *w, const char *g)
 	free(wt);
 }
 
+static char *home_dir(void);
+
+/* Keys whose value is a program to run: its first word, when a path. */
+static const char *const git_program_keys[] = {
+	"core.fsmonitor", "core.editor", "core.pager", "core.sshcommand",
+	"core.askpass", "core.gitproxy", "sequence.editor", "gpg.program",
+	"gpg.*.program", "credential.helper", "credential.*.helper",
+	"diff.external", "diff.*.textconv", "diff.*.command",
+	"filter.*.clean", "filter.*.smudge", "filter.*.process",
+	"merge.*.driver", "pager.*", "alias.*", NULL
+};
+
+/* key (lower case) matches pattern, where "*" stands for a subsection. */
+static int
+key_is(const char *key, const char *pat)
+{
+	const char *star = strchr(pat, '*'), *dot;
+
+	if (star == NULL)
+		return strcmp(key, pat) == 0;
+	if (strncmp(key, pat, (size_t)(star - pat)) != 0)
+		return 0;
+	key += star - pat;
+	if (star[1] == '\0')
+		return strchr(key, '.') == NULL && *key != '\0';
+	return (dot = strrchr(key, '.')) != NULL && dot != key &&
+	    strcmp(dot, star + 1) == 0;
+}
+
+static void protect_config(struct plist *, const struct strv *, const char *,
+    const char *, int);
+
+/*
+ * One "key = value" of a git config that names a file git reads as
+ * configuration or a program it runs, or hooks: held where writable. A
+ * relative hooks folder or program is found from top (where hooks and
+ * aliases run), an include from the config's own folder.
+ */
+static void
+protect_config_value(struct plist *l, const struct strv *w, const char *cfg,
+    const char *top, const char *key, char *val, int depth)
+{
+	const char *base = top;
+	char *dir, *p, *home;
+	size_t i, n;
+
+	if (strcmp(key, "include.path") == 0 ||
+	    key_is(key, "includeif.*.path")) {
+		dir = xstrdup(cfg);
+		*strrchr(dir, '/') = '\0';
+		base = dir;
+	} else if (strcmp(key, "core.hookspath") == 0)
+		dir = NULL;
+	else {
+		for (i = 0; git_program_keys[i]; i++)
+			if (key_is(key, git_program_keys[i]))
+				break;
+		if (git_program_keys[i] == NULL)
+			return;
+		if (*val == '!')
+			val++;
+		val += strspn(val, " \t");
+		n = strcspn(val, " \t;|&<>");
+		val[n] = '\0';
+		/* A bare name is found on PATH, outside: not the command's. */
+		if (strchr(val, '/') == NULL)
+			return;
+		dir = NULL;
+	}
+	if (strncmp(val, "~/", 2) == 0 && (home = home_dir()) != NULL) {
+		p = path_join(home, val + 2);
+		free(home);
+	} else
+		p = val[0] == '/' ? xstrdup(val) : path_join(base, val);
+	protect(l, w, p, strcmp(key, "core.hookspath") ? PATH_MISSING :
+	    PATH_DIR, 0);
+	if (dir != NULL && depth < GIT_DEPTH)
+		protect_config(l, w, p, top, depth + 1);
+	free(p);
+	free(dir);
+}
+
+/*
+ * A git config file, read for the keys above: "[section]" and
+ * "[section \"sub\"]" headers, "key = value" lines, a value unquoted
+ * when whole. Enough to find the paths; git itself reads the file.
+ */
+static void
+protect_config(struct plist *l, const struct strv *w, const char *cfg,
+    const char *top, int depth)
+{
+	char line[PATH_MAX], sect[256] = "", key[512], *k, *v, *e;
+	FILE *f;
+
+	if ((f = fopen(cfg, "re")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\r\n")] = '\0';
+		k = line + strspn(line, " \t");
+		if (*k == '[') {
+			if ((e = strchr(k, ']')) == NULL)
+				continue;
+			*e = '\0';
+			snprintf(sect, sizeof(sect), "%s", k + 1);
+			if ((v = strchr(sect, ' ')) != NULL) {
+				*v = '.';
+				memmove(v + 1, v + 1 + strspn(v + 1, " \""),
+				    strlen(v + 1 + strspn(v + 1, " \"")) + 1);
+				if ((e = strrchr(v, '"')) != NULL)
+					*e = '\0';
+			}
+			continue;
+		}
+		if (*k == '#' || *k == ';' || (v = strchr(k, '=')) == NULL)
+			continue;
+		*v++ = '\0';
+		k[strcspn(k, " \t")] = '\0';
+		v += strspn(v, " \t");
+		if ((e = v + strlen(v)) > v && *v == '"' && e[-1] == '"') {
+			e[-1] = '\0';
+			v++;
+		}
+		snprintf(key, sizeof(key), "%s.%s", sect, k);
+		/* Section and key are case-insensitive; compare lower case. */
+		for (e = key; *e; e++)
+			if (*e >= 'A' && *e <= 'Z')
+				*e = (char)(*e - 'A' + 'a');
+		if (*v != '\0')
+			protect_config_value(l, w, cfg, top, key, v, depth);
+	}
+	fclose(f);
+}
+
+/* Where hooks and aliases run for git folder g: its worktree's top. */
+static char *
+git_top(const char *g)
+{
+	const char *base = strrchr(g, '/');
+	char *top, *p, *wt;
+
+	if (base != NULL && strcmp(base, "/.git") == 0) {
+		top = xstrdup(g);
+		*(strrchr(top, '/') == top ? top + 1 : strrchr(top, '/')) = '\0';
+		return top;
+	}
+	/* worktrees/NAME: its gitdir file names the checkout's .git. */
+	p = path_join(g, "gitdir");
+	wt = git_pointer(p, "", g);
+	free(p);
+	if (wt != NULL && (p = strrchr(wt, '/')) != NULL && p != wt) {
+		*p = '\0';
+		return wt;
+	}
+	free(wt);
+	return xstrdup(g);
+}
+
 /*
  * A git folder, g resolved: every name of git_names, and the git folder
  * that its commondir names, when that lies in a writable folder too.
@@ -498,12 +656,22 @@ static void
 protect_gitdir(struct plist *l, const struct strv *w, const char *g,
     int depth)
 {
-	char *p, *common;
+	char *p, *common, *top;
 	size_t i;
 
 	for (i = 0; git_names[i].name; i++)
 		protect_in(l, w, g, git_names[i].name, git_names[i].create);
 	protect_worktrees(l, w, g);
+	/* What its config names: a hooks folder, included configs,
+	 * programs, when they lie in a writable folder. */
+	top = git_top(g);
+	p = path_join(g, "config");
+	protect_config(l, w, p, top, 0);
+	free(p);
+	p = path_join(g, "config.worktree");
+	protect_config(l, w, p, top, 0);
+	free(p);
+	free(top);
 	p = path_join(g, "commondir");
 	if ((common = git_pointer(p, "", g)) != NULL) {
 		protect_gitdir_at(l, w, common, depth + 1);

@@ -344,3 +344,42 @@ workspace_names() {
 	[ "$(kv stdout)" = '' ]
 	[ ! -e "$ws/.vscode" ] && [ ! -e "$ws/.mcp.json" ] && [ ! -e "$ws/.envrc" ]
 }
+
+# What the held config names: a hooks folder in the workspace (husky and
+# the like set core.hooksPath), a config it includes, a program an alias
+# runs. Each runs or is read by git outside, later.
+config_refs() {
+	local b=$1
+	shift
+	need "$b"
+	mkdir -p "$ws/.githooks" "$ws/scripts"
+	echo 'echo ok' >"$ws/scripts/tool.sh"
+	: >"$ws/local.gitconfig"
+	git -C "$ws" config core.hooksPath .githooks
+	git -C "$ws" config include.path ../local.gitconfig
+	git -C "$ws" config alias.tool '!./scripts/tool.sh'
+	sb "$b" "$@" -- sh -c '
+		printf "#!/bin/sh\ntouch %s\n" "$1" > .githooks/post-commit 2>/dev/null &&
+		    chmod +x .githooks/post-commit
+		printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" "$1" >> local.gitconfig 2>/dev/null
+		printf "touch %s\n" "$1" >> scripts/tool.sh 2>/dev/null
+		echo ok > scripts/other || exit 10
+		exit 0' sh "$out/ran"
+	[ "$status" -eq 0 ]
+	(cd "$ws" && git commit -q --allow-empty -m two && git status >/dev/null && git tool >/dev/null) 2>/dev/null || true
+}
+
+@test "bwrap: core.hooksPath, an included config and an alias's script hold" {
+	config_refs bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: core.hooksPath, an included config and an alias's script hold" {
+	config_refs landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: what the config names is the command's with --no-protect (positive control)" {
+	config_refs bwrap --no-protect
+	[ -e "$out/ran" ]
+}
