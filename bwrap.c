@@ -454,13 +454,14 @@ seal(struct strv *v, const struct strv *sl, const char *dir)
 		return;
 	for (i = 0; i < n; i++) {
 		sub = path_join(dir, de[i]->d_name);
-		/* A link stays: its target has rules of its own. */
+		/* A link stays: its target has rules of its own. An entry
+		 * removed since (a lock file, say) is skipped by bwrap. */
 		if (strcmp(de[i]->d_name, ".") && strcmp(de[i]->d_name, "..") &&
 		    lstat(sub, &st) == 0) {
 			if (has(sl, sub))
 				seal(v, sl, sub);
 			else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))
-				push3(v, "--bind", sub, sub);
+				push3(v, "--bind-try", sub, sub);
 		}
 		free(sub);
 		free(de[i]);

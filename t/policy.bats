@@ -318,9 +318,9 @@ before() {
 	# sealed too (.config/git and others are missing there).
 	in_order --bind "$home" "$home" --ro-bind "$home" "$home" \
 	    --ro-bind "$home/.config" "$home/.config" \
-	    --bind "$home/.config/other" "$home/.config/other" \
-	    --bind "$home/.profile" "$home/.profile" \
-	    --bind "$home/proj" "$home/proj"
+	    --bind-try "$home/.config/other" "$home/.config/other" \
+	    --bind-try "$home/.profile" "$home/.profile" \
+	    --bind-try "$home/proj" "$home/proj"
 	in_order --ro-bind "$home/.profile" "$home/.profile"
 	# No placeholder in a sealed folder: nothing shadows .profile.
 	! grep -qx "$home/.bash_login" <<<"$words" || return 1
