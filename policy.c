@@ -341,8 +341,20 @@ static void
 hold_missing(struct plist *l, const struct strv *w, const char *path,
     enum path_type create)
 {
+	char *dir;
+
 	if (!writable_holder(w, path) || plist_has(l, path))
 		return;
+	/* A folder the user cannot write in gets no placeholder (bwrap could
+	 * not make it, nor can the command make the name). */
+	if (create != PATH_MISSING) {
+		dir = xstrdup(path);
+		*(strrchr(dir, '/') == dir ? dir + 1 : strrchr(dir, '/')) =
+		    '\0';
+		if (access(dir, W_OK) != 0)
+			create = PATH_MISSING;
+		free(dir);
+	}
 	if (create != PATH_MISSING)
 		plist_add(l, RULE_READONLY, path, PATH_MISSING, 1, create);
 	else

@@ -383,3 +383,15 @@ config_refs() {
 	config_refs bwrap --no-protect
 	[ -e "$out/ran" ]
 }
+
+@test "bwrap: a writable path the user cannot write in gets no placeholder, and the run works" {
+	need bwrap
+	is_root || sbx_skip "needs root to make a folder nobody cannot write in"
+	command -v setpriv >/dev/null || sbx_skip "setpriv is not installed"
+	mkdir -p "$top/ro"
+	chmod 755 "$top" "$top/ro"
+	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
+	    env HOME=/nonexistent "$SBX" --backend bwrap --host-tmp -w "$top/ro" -C "$top/ro" -- true 3>&-
+	[ "$status" -eq 0 ]
+	[ -z "$(ls -A "$top/ro")" ]
+}
