@@ -24,6 +24,9 @@ setup() {
 }
 
 teardown() {
+	if [ -n "${scratch:-}" ]; then
+		rm -rf "$scratch"
+	fi
 	kill_bg
 }
 
@@ -388,10 +391,14 @@ config_refs() {
 	need bwrap
 	is_root || sbx_skip "needs root to make a folder nobody cannot write in"
 	command -v setpriv >/dev/null || sbx_skip "setpriv is not installed"
-	mkdir -p "$top/ro"
-	chmod 755 "$top" "$top/ro"
+	# bats' own folder is root's alone: a folder nobody can reach.
+	scratch=$(mktemp -d /tmp/sbx-git-ro.XXXXXX)
+	chmod 755 "$scratch"
+	git -C "$scratch" init -q
+	rm -rf "$scratch/.git/hooks"
+	before=$(cd "$scratch" && ls -A . .git)
 	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
-	    env HOME=/nonexistent "$SBX" --backend bwrap --host-tmp -w "$top/ro" -C "$top/ro" -- true 3>&-
+	    env HOME=/nonexistent "$SBX" --backend bwrap --host-tmp -C "$scratch" -- true 3>&-
 	[ "$status" -eq 0 ]
-	[ -z "$(ls -A "$top/ro")" ]
+	[ "$(cd "$scratch" && ls -A . .git)" = "$before" ]
 }
