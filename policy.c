@@ -775,14 +775,22 @@ home_dir(void)
 	return xstrdup(real);
 }
 
+/*
+ * Each writable folder's repositories and, but in sbx's own cache
+ * folders, which no editor or agent opens, its editor and agent names;
+ * then the home's names.
+ */
 static void
-compute_protected(const struct strv *w, const char *home, struct plist *l)
+compute_protected(const struct strv *w, const struct strv *cache,
+    const char *home, struct plist *l)
 {
 	size_t i, j;
 
 	for (i = 0; i < w->n; i++) {
 		protect_repos(l, w, w->v[i]);
-		if (type_of(w->v[i]) != PATH_DIR)
+		for (j = 0; j < cache->n && strcmp(cache->v[j], w->v[i]); j++)
+			;
+		if (type_of(w->v[i]) != PATH_DIR || j < cache->n)
 			continue;
 		for (j = 0; workspace_dirs[j]; j++)
 			protect_in(l, w, w->v[i], workspace_dirs[j], PATH_DIR);
@@ -942,7 +950,7 @@ policy_compile(const struct sbx_opts *o, struct policy *p, struct sbx_err *e)
 	/* sbx's own cache folders: writable whatever --scope says. */
 	add_all(&l, &o->cache_dirs, RULE_WRITE);
 	if (o->protect) {
-		compute_protected(&p->writable, home, &prot);
+		compute_protected(&p->writable, &o->cache_dirs, home, &prot);
 		/*
 		 * sbx itself, when it lies in a writable folder (./sbx run
 		 * from its checkout): a command that replaced it would run
