@@ -75,16 +75,14 @@ static const struct {
 };
 
 /*
- * Editor and agent configuration in every writable folder, whether or
- * not it exists: folders as placeholders when missing, files by name (a
- * placeholder file would show as a new file to git add -A).
+ * Editor, agent and tool configuration in every writable folder, whether
+ * or not it exists. A missing one, file or folder, is held by an empty
+ * read-only folder: git shows no empty folder to "git status" or adds it
+ * with "git add -A", where an empty file would be a new file to it.
  */
-static const char *const workspace_dirs[] = {
-	".vscode", ".idea", ".claude", ".cursor", ".husky", ".devcontainer",
-	NULL
-};
-static const char *const workspace_files[] = {
-	".gitmodules", ".envrc", ".mcp.json", NULL
+static const char *const workspace_names[] = {
+	".gitmodules", ".envrc", ".mcp.json", ".vscode", ".idea", ".claude",
+	".cursor", ".husky", ".devcontainer", NULL
 };
 
 /*
@@ -792,11 +790,8 @@ compute_protected(const struct strv *w, const struct strv *cache,
 			;
 		if (type_of(w->v[i]) != PATH_DIR || j < cache->n)
 			continue;
-		for (j = 0; workspace_dirs[j]; j++)
-			protect_in(l, w, w->v[i], workspace_dirs[j], PATH_DIR);
-		for (j = 0; workspace_files[j]; j++)
-			protect_in(l, w, w->v[i], workspace_files[j],
-			    PATH_MISSING);
+		for (j = 0; workspace_names[j]; j++)
+			protect_in(l, w, w->v[i], workspace_names[j], PATH_DIR);
 	}
 	/* Candidates in $HOME count wherever they are writable: -w ~/.config
 	 * exposes .config/fish as much as a writable $HOME does. */

@@ -334,11 +334,16 @@ workspace_names() {
 	[ "$status" -eq 0 ]
 }
 
-@test "bwrap: a workspace's missing editor folders are held; .envrc and .mcp.json are not (CAVEATS)" {
+@test "bwrap: a workspace's missing editor and agent names are held; git sees no placeholder" {
 	rm -rf "$ws/.git/hooks"
 	workspace_names bwrap
-	[ "$(kv stdout)" = 'mcp\nenvrc\n' ]
+	[ "$(kv stdout)" = '' ]
 	[ ! -e "$ws/.vscode" ] && [ ! -e "$ws/.claude" ] && [ ! -e "$ws/.git/hooks" ]
+	[ ! -e "$ws/.mcp.json" ] && [ ! -e "$ws/.envrc" ]
+	# The placeholders are empty folders: nothing for git to add.
+	sb bwrap -- sh -c 'git add -A && git status --porcelain'
+	[ "$status" -eq 0 ]
+	[ "$(kv stdout)" = '' ]
 }
 
 @test "landlock: a workspace's missing editor and agent names are held" {

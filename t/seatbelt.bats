@@ -342,25 +342,28 @@ print("\"" + out.replace("\\", "\\\\").replace("\"", "\\\"") + "\"")
 }
 
 @test "seatbelt: missing protected names are denied too, where the protected list begins" {
-	mkdir -p "$ws/.git" "$ws/keep" "$top/out"
-	sb -w "$top/out" --deny-write "$ws/keep"
-	# None of .envrc, .vscode, .mcp.json, config.worktree exists: Seatbelt
-	# holds the name, with no placeholder (the names bwrap holds with one
-	# are rules of their own: "protected").
-	in_order "(allow file-write* (subpath $(q "$ws")))" \
-	    "(allow file-write* (subpath $(q "$top/out")))" \
-	    "(deny file-write* (regex $(rx "$ws/.gitmodules"))) ; protected, not there yet"
-	has "(deny file-write* (regex $(rx "$ws/.envrc"))) ; protected, not there yet"
-	has "(deny file-write* (regex $(rx "$ws/.mcp.json"))) ; protected, not there yet"
+	mkdir -p "$ws/.git" "$ws/keep" "$top/out" "$top/home/.config"
+	sb -w "$top/out" -w "$top/home/.config" --deny-write "$ws/keep"
+	# None of .envrc, .vscode, .mcp.json, config.worktree exists: each is
+	# a rule of its own, as bwrap holds it with a placeholder.
+	has "(deny file-write* (regex $(rx "$ws/.envrc"))) ; protected"
+	has "(deny file-write* (regex $(rx "$ws/.mcp.json"))) ; protected"
 	has "(deny file-write* (regex $(rx "$ws/.vscode"))) ; protected"
 	has "(deny file-write* (regex $(rx "$ws/.git/config.worktree"))) ; protected"
 	has "(deny file-write* (regex $(rx "$ws/.git/commondir"))) ; protected"
 	has "(deny file-write* (regex $(rx "$ws/.git/worktrees"))) ; protected"
 	has "(deny file-write* (regex $(rx "$ws/.git/modules"))) ; protected"
-	has "(deny file-write* (regex $(rx "$top/out/.envrc" "$top/out"))) ; protected, not there yet"
-	# After the writable paths, before the user's own --deny-write.
-	in_order "(deny file-write* (regex $(rx "$ws/.envrc"))) ; protected, not there yet" \
-	    "(deny file-write* (regex $(rx "$ws/.git/hooks"))) ; protected" \
+	has "(deny file-write* (regex $(rx "$top/out/.envrc" "$top/out"))) ; protected"
+	# The names held by name (no placeholder anywhere): right after the
+	# writable paths, before the rules of the protected list and the
+	# user's own --deny-write.
+	in_order "(allow file-write* (subpath $(q "$ws")))" \
+	    "(allow file-write* (subpath $(q "$top/out")))" \
+	    "(allow file-write* (subpath $(q "$top/home/.config")))" \
+	    "(deny file-write* (regex $(rx "$top/home/.config/fish" "$top/home/.config"))) ; protected, not there yet"
+	in_order "(deny file-write* (regex $(rx "$top/home/.config/direnv" "$top/home/.config"))) ; protected, not there yet" \
+	    "(deny file-write* (regex $(rx "$ws/.git/hooks"))) ; protected"
+	in_order "(deny file-write* (regex $(rx "$ws/.git/hooks"))) ; protected" \
 	    "(deny file-write* (regex $(rx "$ws/keep")))"
 	[ ! -e "$ws/.envrc" ] && [ ! -e "$ws/.vscode" ]
 	# Their folders stay where they are.
