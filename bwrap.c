@@ -403,32 +403,39 @@ pin_parents(const struct policy *pol, const char *path, struct strv *pins)
 }
 
 /*
- * A writable home (--write-home) holds names that do not exist, which a
- * placeholder would shadow (an empty ~/.bash_login hides ~/.profile from
- * bash; an empty ~/.emacs, ~/.emacs.d/init.el): bwrap has no way to hold
- * a bare name. So the folder each lies in is sealed: bound read-only,
- * with each of its folders and files bound writable again, so that what
- * exists stays writable and nothing new can be made there. The seal is
- * the home and every folder between it and the deepest existing folder
- * of such a name.
+ * The home's start-up names are held by name where they do not exist
+ * (policy->missing), and a placeholder would shadow another file (an
+ * empty ~/.bash_login hides ~/.profile from bash; an empty ~/.emacs,
+ * ~/.emacs.d/init.el): bwrap has no way to hold a bare name. So the
+ * folders they would be made in are sealed: bound read-only, with each of
+ * their folders and files bound writable again, so that what exists stays
+ * writable and nothing new can be made there. A seal's root is the home
+ * when it is writable (--write-home), else the writable folder in it
+ * that holds the name (-w ~/.config); sealed are the root and every
+ * folder between it and the deepest existing folder of each such name.
  */
 static void
-seal_list(const struct policy *pol, struct strv *seal)
+seal_list(const struct policy *pol, struct strv *seal, struct strv *roots)
 {
+	const char *root, *m;
 	struct stat st;
-	size_t i, hl;
+	size_t i, rl;
 	char *p, *s;
 
-	if (pol->home == NULL)
-		return;
-	hl = strcmp(pol->home, "/") ? strlen(pol->home) : 0;
-	for (i = 0; i < pol->missing.n; i++) {
-		if (!path_under(pol->missing.v[i], pol->home))
+	for (i = 0; pol->home != NULL && i < pol->missing.n; i++) {
+		m = pol->missing.v[i];
+		if (!path_under(m, pol->home) ||
+		    (root = policy_holder(pol, m)) == NULL)
 			continue;
-		p = xstrdup(pol->missing.v[i]);
-		if (!has(seal, pol->home))
-			strv_push(seal, pol->home);
-		for (s = p + hl + 1; (s = strchr(s, '/')) != NULL; s++) {
+		if (path_under(pol->home, root))
+			root = pol->home;
+		if (!has(roots, root))
+			strv_push(roots, root);
+		if (!has(seal, root))
+			strv_push(seal, root);
+		rl = strcmp(root, "/") ? strlen(root) : 0;
+		p = xstrdup(m);
+		for (s = p + rl + 1; (s = strchr(s, '/')) != NULL; s++) {
 			*s = '\0';
 			if (lstat(p, &st) < 0 || !S_ISDIR(st.st_mode))
 				break;
@@ -479,13 +486,11 @@ seal(struct strv *v, const struct strv *sl, const char *dir)
 static void
 add_policy(struct strv *v, struct bwrap_priv *bp, const struct policy *pol)
 {
-	struct strv pins = { NULL, 0, 0 };
-	const char *sh = NULL;
-	size_t i, split = 0;
+	struct strv pins = { NULL, 0, 0 }, roots = { NULL, 0, 0 };
+	const char *h;
+	size_t i, j, split = 0;
 
-	seal_list(pol, &bp->seal);
-	if (bp->seal.n > 0)
-		sh = policy_holder(pol, pol->home);
+	seal_list(pol, &bp->seal, &roots);
 	for (i = 0; i < pol->n; i++)
 		if (pol->r[i].kind == RULE_WRITE)
 			split = i + 1;
@@ -493,12 +498,15 @@ add_policy(struct strv *v, struct bwrap_priv *bp, const struct policy *pol)
 		pin_parents(pol, pol->r[i].path, &pins);
 	for (i = 0; i < split; i++) {
 		add_rule(v, bp, pol, &pol->r[i]);
-		if (sh != NULL && pol->r[i].kind == RULE_WRITE &&
-		    strcmp(pol->r[i].path, sh) == 0) {
-			seal(v, &bp->seal, pol->home);
-			sh = NULL;
-		}
+		/* Each seal right after the writable folder that holds it. */
+		for (j = 0; pol->r[i].kind == RULE_WRITE && j < roots.n; j++)
+			if ((h = policy_holder(pol, roots.v[j])) != NULL &&
+			    strcmp(pol->r[i].path, h) == 0) {
+				seal(v, &bp->seal, roots.v[j]);
+				roots.v[j][0] = '\0';
+			}
 	}
+	strv_free(&roots);
 	for (i = 0; i < pins.n; i++)
 		if (!has(&bp->seal, pins.v[i]))
 			bind_fd(v, bp, "--bind-fd", pins.v[i]);

@@ -17,7 +17,7 @@
  * placeholder (an empty folder or file that bwrap mounts read-only, a
  * name the others refuse to make) or goes to the policy's missing list,
  * held by name (Seatbelt, the Landlock supervisor; bwrap seals the folder
- * when it lies in a writable home, see policy->home). A writable home is
+ * when it lies in the home, see policy->home). A writable home is
  * refused unless --write-home says so. No I/O besides stat, readdir,
  * realpath, readlink, reading a git folder's pointer files, and the
  * O_PATH descriptors that note the held paths' inodes (note_held()).
@@ -932,8 +932,7 @@ policy_compile(const struct sbx_opts *o, struct policy *p, struct sbx_err *e)
 		strv_free(&p->writable);
 		return -1;
 	}
-	if (home != NULL && writable_holder(&p->writable, home) != NULL)
-		p->home = xstrdup(home);
+	p->home = home != NULL ? xstrdup(home) : NULL;
 	if (o->scope.n == 0)
 		plist_add(&l, RULE_WRITE, o->root, PATH_DIR, 0, PATH_MISSING);
 	add_all(&l, &o->write, RULE_WRITE);

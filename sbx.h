@@ -139,10 +139,10 @@ struct policy {
 	struct strv	 missing;	/* protected names that do not exist, in
 					   a writable folder (their existing part
 					   resolved): held by name, no file */
-	char		*home;		/* $HOME, resolved, when a writable path
-					   is or holds it (--write-home), or NULL:
-					   there a backend may keep new names from
-					   being made at all (bwrap seals it) */
+	char		*home;		/* $HOME, resolved, or NULL: where a
+					   backend may keep new names from being
+					   made at all (bwrap seals the folders
+					   of the missing names below it) */
 };
 
 /* The device nodes every sandbox offers (bwrap's --dev binds these). */

@@ -407,3 +407,33 @@ config_refs() {
 	[ "$status" -eq 0 ]
 	[ "$(cd "$scratch" && ls -A . .git)" = "$before" ]
 }
+
+# A writable folder in the home, the home itself read-only: the start-up
+# names in it hold, there or not (bwrap seals that folder).
+config_folder() {
+	local b=$1
+	need "$b"
+	mkdir -p "$home/.config/other"
+	HOME="$home" run --separate-stderr "$SBX" --backend "$b" --host-tmp -C "$ws" \
+	    -w "$home/.config" -- sh -c '
+		echo ok > "$HOME/.config/other/x" || exit 10
+		mkdir -p "$HOME/.config/autostart" 2>/dev/null && echo autostart
+		mkdir -p "$HOME/.config/systemd/user" 2>/dev/null && echo systemd
+		mkdir -p "$HOME/.config/git" 2>/dev/null && echo git
+		echo "[core]" > "$HOME/.config/git" 2>/dev/null && echo git-file
+		mv "$HOME/.config/other" "$HOME/.config/git" 2>/dev/null && echo moved
+		exit 0' 3>&-
+	[ "$status" -eq 0 ]
+	[ "$(kv stdout)" = '' ]
+	[ "$(cat "$home/.config/other/x")" = ok ]
+	[ ! -e "$home/.config/autostart" ] && [ ! -e "$home/.config/git" ]
+}
+
+@test "bwrap: -w ~/.config: the start-up names there hold, there or not" {
+	config_folder bwrap
+	[ "$(ls -A "$home/.config")" = other ]
+}
+
+@test "landlock: -w ~/.config: the start-up names there hold, there or not" {
+	config_folder landlock
+}
