@@ -5,7 +5,9 @@
  * FD_SECCOMP, the shim's line) and neither forks, execs nor exits. What
  * only bwrap needs lives here: the pins that keep a read-only path from
  * being renamed away, the placeholders bwrap makes for missing protected
- * paths and the locks that keep runs from removing each other's, the
+ * paths (and sbx's own "." for git's commondir) and the locks that keep
+ * runs from removing each other's, the seals that keep names from being
+ * made in a folder of the home where a placeholder would shadow a file, the
  * inherited descriptors the shim reopens inside, the descriptors of the
  * checked paths that bwrap binds (--bind-fd, --ro-bind-fd) and the list
  * of mounts the shim checks inside before the command (FD_MOUNTS), and

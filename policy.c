@@ -150,11 +150,16 @@ type_of(const char *path)
 static int
 read_line(const char *path, char *buf, size_t size)
 {
+	struct stat st;
 	ssize_t n;
 	int fd;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
 		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
 	n = read(fd, buf, size - 1);
 	close(fd);
 	if (n < 0)
@@ -593,10 +598,18 @@ protect_config(struct plist *l, const struct strv *w, const char *cfg,
     const char *top, int depth)
 {
 	char line[PATH_MAX], sect[256] = "", key[512], *k, *v, *e;
+	struct stat st;
 	FILE *f;
+	int fd;
 
-	if ((f = fopen(cfg, "re")) == NULL)
+	/* A regular file only: a FIFO named by an include would block. */
+	if ((fd = open(cfg, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
 		return;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (f = fdopen(fd, "r")) == NULL) {
+		close(fd);
+		return;
+	}
 	while (fgets(line, sizeof(line), f) != NULL) {
 		line[strcspn(line, "\r\n")] = '\0';
 		k = line + strspn(line, " \t");
