@@ -827,11 +827,11 @@ check_home(const struct sbx_opts *o, const struct strv *w, const char *home,
 	if (home == NULL || (holder = writable_holder(w, home)) == NULL ||
 	    o->write_home)
 		return 0;
-	return sbx_errf(e, ERR_POLICY, "%s: %s the home folder, where the "
-	    "command could leave start-up files that run outside the "
-	    "sandbox later; pass --write-home to allow it (its start-up "
-	    "files stay read-only)", shown(holder), strcmp(holder, home) == 0 ?
-	    "is" : "holds");
+	return sbx_errf(e, ERR_POLICY, "%s: writable, and it %s the home "
+	    "folder, where the command could leave files that run outside "
+	    "the sandbox later; run it in a project folder (-C), or pass "
+	    "--write-home (start-up files stay read-only)", shown(holder),
+	    strcmp(holder, home) == 0 ? "is" : "holds");
 }
 
 static int

@@ -297,12 +297,12 @@ before() {
 		run --separate-stderr env -i PATH=/usr/bin:/bin HOME="$home" \
 		    "$SBX" --dry-run --backend "$b" -C "$home" -- true
 		[ "$status" -eq 125 ]
-		[[ "$stderr" =~ ^sbx:\ .*home:\ is\ the\ home\ folder.*--write-home ]]
+		[[ "$stderr" =~ ^sbx:\ .*home:\ writable,\ and\ it\ is\ the\ home\ folder.*--write-home ]]
 		[ "$(kv error)" = policy ]
 		run --separate-stderr env -i PATH=/usr/bin:/bin HOME="$home" \
 		    "$SBX" --dry-run --backend "$b" -w "$top" -- true
 		[ "$status" -eq 125 ]
-		[[ "$stderr" =~ ^sbx:\ .*:\ holds\ the\ home\ folder ]]
+		[[ "$stderr" =~ ^sbx:\ .*:\ writable,\ and\ it\ holds\ the\ home\ folder ]]
 	done
 	# Below the home is no writable home: its names are held there.
 	mkdir -p "$home/.config"
