@@ -134,6 +134,49 @@ bind_by_name(struct bwrap_priv *bp, const char *path, char *id, size_t size)
 	return 0;
 }
 
+/* path bound from fd (whose stat is st), and listed for the shim. */
+static void
+bind_opened(struct strv *v, struct bwrap_priv *bp, const char *op,
+    const char *path, int fd, const struct stat *st)
+{
+	char num[16], id[64];
+
+	if (bp->dry) {
+		close(fd);
+		fd = -1;
+	}
+	bp->fds = xrealloc(bp->fds, (bp->binds.n + 1) * sizeof(int));
+	bp->fds[bp->binds.n] = fd;
+	snprintf(num, sizeof(num), "%zu", FD_FIRST_BIND + bp->binds.n);
+	strv_push(&bp->binds, path);
+	push3(v, op, num, path);
+	snprintf(id, sizeof(id), "%llu:%llu", (unsigned long long)st->st_dev,
+	    (unsigned long long)st->st_ino);
+	check(bp, strcmp(op, "--bind-fd") ? "ro" : "rw", id, path);
+}
+
+/*
+ * An entry of a sealed folder, which no check of sbx's named: bound by
+ * the descriptor of what is there now, opened without following a link.
+ * One that is gone or became a link stays under the seal, read-only.
+ */
+static void
+bind_entry(struct strv *v, struct bwrap_priv *bp, const char *op,
+    const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (bp->binds.n == MAX_BINDS) {
+		if (bp->failed == NULL)
+			bp->failed = xasprintf("more than %d paths to bind "
+			    "(entries of a writable home)", MAX_BINDS);
+		return;
+	}
+	if ((fd = open_nolinks(path, &st)) >= 0)
+		bind_opened(v, bp, op, path, fd, &st);
+}
+
 /*
  * path bound by a descriptor sbx opened without following a link, the
  * very one it checked a named path with: bwrap mounts that inode, not
@@ -145,7 +188,7 @@ bind_fd(struct strv *v, struct bwrap_priv *bp, const char *op,
     const char *path)
 {
 	struct stat st;
-	char num[16], id[64];
+	char id[64];
 	int fd, kept;
 
 	/* Past the descriptors a launch holds, a read-only path is bound by
@@ -172,18 +215,7 @@ bind_fd(struct strv *v, struct bwrap_priv *bp, const char *op,
 	}
 	if (!still_checked(bp, path, fd, &st))
 		return;
-	if (bp->dry) {
-		close(fd);
-		fd = -1;
-	}
-	bp->fds = xrealloc(bp->fds, (bp->binds.n + 1) * sizeof(int));
-	bp->fds[bp->binds.n] = fd;
-	snprintf(num, sizeof(num), "%zu", FD_FIRST_BIND + bp->binds.n);
-	strv_push(&bp->binds, path);
-	push3(v, op, num, path);
-	snprintf(id, sizeof(id), "%llu:%llu", (unsigned long long)st.st_dev,
-	    (unsigned long long)st.st_ino);
-	check(bp, strcmp(op, "--bind-fd") ? "ro" : "rw", id, path);
+	bind_opened(v, bp, op, path, fd, &st);
 }
 
 /* An empty folder nobody can write: a read-only tmpfs of mode 0555. */
@@ -451,14 +483,15 @@ seal_list(const struct policy *pol, struct strv *seal, struct strv *roots)
 
 /* dir read-only, its entries writable but for the sealed folders. */
 static void
-seal(struct strv *v, const struct strv *sl, const char *dir)
+seal(struct strv *v, struct bwrap_priv *bp, const struct strv *sl,
+    const char *dir)
 {
 	struct dirent **de;
 	struct stat st;
 	char *sub;
 	int n, i;
 
-	push3(v, "--ro-bind", dir, dir);
+	bind_entry(v, bp, "--ro-bind-fd", dir);
 	if ((n = scandir(dir, &de, NULL, alphasort)) < 0)
 		return;
 	for (i = 0; i < n; i++) {
@@ -468,9 +501,9 @@ seal(struct strv *v, const struct strv *sl, const char *dir)
 		if (strcmp(de[i]->d_name, ".") && strcmp(de[i]->d_name, "..") &&
 		    lstat(sub, &st) == 0) {
 			if (has(sl, sub))
-				seal(v, sl, sub);
+				seal(v, bp, sl, sub);
 			else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))
-				push3(v, "--bind-try", sub, sub);
+				bind_entry(v, bp, "--bind-fd", sub);
 		}
 		free(sub);
 		free(de[i]);
@@ -489,6 +522,7 @@ static void
 add_policy(struct strv *v, struct bwrap_priv *bp, const struct policy *pol)
 {
 	struct strv pins = { NULL, 0, 0 }, roots = { NULL, 0, 0 };
+	struct strv sealed = { NULL, 0, 0 };
 	const char *h;
 	size_t i, j, split = 0;
 
@@ -499,16 +533,23 @@ add_policy(struct strv *v, struct bwrap_priv *bp, const struct policy *pol)
 	for (i = split; i < pol->n; i++)
 		pin_parents(pol, pol->r[i].path, &pins);
 	for (i = 0; i < split; i++) {
+		/* The same folder twice (the root, and -w of it): once, or
+		 * the second bind would lift the seal. */
+		if (pol->r[i].kind == RULE_WRITE &&
+		    has(&sealed, pol->r[i].path))
+			continue;
 		add_rule(v, bp, pol, &pol->r[i]);
 		/* Each seal right after the writable folder that holds it. */
 		for (j = 0; pol->r[i].kind == RULE_WRITE && j < roots.n; j++)
 			if ((h = policy_holder(pol, roots.v[j])) != NULL &&
 			    strcmp(pol->r[i].path, h) == 0) {
-				seal(v, &bp->seal, roots.v[j]);
+				seal(v, bp, &bp->seal, roots.v[j]);
+				strv_push(&sealed, h);
 				roots.v[j][0] = '\0';
 			}
 	}
 	strv_free(&roots);
+	strv_free(&sealed);
 	for (i = 0; i < pins.n; i++)
 		if (!has(&bp->seal, pins.v[i]))
 			bind_fd(v, bp, "--bind-fd", pins.v[i]);
