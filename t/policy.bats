@@ -51,6 +51,40 @@ sys.exit(1)' "$@" <<<"$words" || {
 	}
 }
 
+# binds KIND PATH [KIND PATH...]: PATH bound, each right after the one
+# before; KIND ro or rw, by descriptor (--ro-bind-fd N PATH) or by name
+# (--ro-bind PATH PATH, --bind-try PATH PATH).
+binds() {
+	python3 -c '
+import sys
+a = sys.argv[1:]
+want = list(zip(a[0::2], a[1::2]))
+w = sys.stdin.read().split("\n")
+def at(i, kind, path):
+    fd = "--ro-bind-fd" if kind == "ro" else "--bind-fd"
+    names = ("--ro-bind", "--ro-bind-try") if kind == "ro" else \
+        ("--bind", "--bind-try")
+    if i + 2 >= len(w) or w[i + 2] != path:
+        return -1
+    if w[i] == fd and w[i + 1].isdigit():
+        return i + 3
+    if w[i] in names and w[i + 1] == path:
+        return i + 3
+    return -1
+for i in range(len(w)):
+    for kind, path in want:
+        i = at(i, kind, path)
+        if i < 0:
+            break
+    else:
+        sys.exit(0)
+sys.exit(1)' "$@" <<<"$words" || {
+		echo "not bound in order: $*" >&2
+		printf '%s\n' "$words" >&2
+		return 1
+	}
+}
+
 # before A B: the first line A comes before the first line B in $words.
 before() {
 	local a b
@@ -232,10 +266,10 @@ before() {
 
 @test "bwrap: every git name is held in a git folder, there or not; commondir reads '.'" {
 	dry bwrap -- true
-	in_order --ro-bind "$ws/.git/hooks" "$ws/.git/hooks"
-	in_order --ro-bind "$ws/.git/config" "$ws/.git/config"
+	binds ro "$ws/.git/hooks"
+	binds ro "$ws/.git/config"
 	in_order --ro-bind /dev/null "$ws/.git/config.worktree"
-	in_order --ro-bind "$ws/.git/commondir" "$ws/.git/commondir"
+	binds ro "$ws/.git/commondir"
 	in_order --perms 0555 --tmpfs "$ws/.git/worktrees" --remount-ro "$ws/.git/worktrees"
 	in_order --perms 0555 --tmpfs "$ws/.git/modules" --remount-ro "$ws/.git/modules"
 	# Editor and agent folders in the workspace, as placeholders.
@@ -252,15 +286,15 @@ before() {
 	printf '%s\n' "$top/common" >"$ws/.git/commondir"
 	touch "$top/common/hooks/pre-commit"
 	dry bwrap -w "$top/common" -- true
-	in_order --ro-bind "$ws/.git/worktrees/wt/commondir" "$ws/.git/worktrees/wt/commondir"
-	in_order --ro-bind "$ws/.git/worktrees/wt/gitdir" "$ws/.git/worktrees/wt/gitdir"
+	binds ro "$ws/.git/worktrees/wt/commondir"
+	binds ro "$ws/.git/worktrees/wt/gitdir"
 	in_order --ro-bind /dev/null "$ws/.git/worktrees/wt/config.worktree"
 	# worktrees/ itself only pinned, writable.
-	in_order --bind "$ws/.git/worktrees" "$ws/.git/worktrees"
-	! in_order --ro-bind "$ws/.git/worktrees" "$ws/.git/worktrees" 2>/dev/null || return 1
-	in_order --ro-bind "$ws/.git/modules" "$ws/.git/modules"
-	in_order --ro-bind "$ws/.git/commondir" "$ws/.git/commondir"
-	in_order --ro-bind "$top/common/hooks" "$top/common/hooks"
+	binds rw "$ws/.git/worktrees"
+	! binds ro "$ws/.git/worktrees" 2>/dev/null || return 1
+	binds ro "$ws/.git/modules"
+	binds ro "$ws/.git/commondir"
+	binds ro "$top/common/hooks"
 	in_order --ro-bind /dev/null "$top/common/config"
 }
 
@@ -270,11 +304,11 @@ before() {
 	printf 'gitdir: %s\n' "$top/main/.git/worktrees/ws" >"$ws/.git"
 	printf '../..\n' >"$top/main/.git/worktrees/ws/commondir"
 	dry bwrap -- true
-	in_order --ro-bind "$ws/.git" "$ws/.git"
+	binds ro "$ws/.git"
 	# Not writable: nothing to hold there.
 	! grep -qx "$top/main/.git/worktrees/ws/hooks" <<<"$words" || return 1
 	dry bwrap -w "$top/main" -- true
-	in_order --ro-bind "$top/main/.git/worktrees/ws/commondir" "$top/main/.git/worktrees/ws/commondir"
+	binds ro "$top/main/.git/worktrees/ws/commondir"
 	in_order --ro-bind /dev/null "$top/main/.git/config"
 	in_order --perms 0555 --tmpfs "$top/main/.git/hooks" --remount-ro "$top/main/.git/hooks"
 }
@@ -285,11 +319,11 @@ before() {
 	echo 'ref: refs/heads/main' >"$top/bare.git/HEAD"
 	printf '[core]\n\tbare = true\n' >"$top/bare.git/config"
 	dry bwrap -w "$top/bare.git" -- true
-	in_order --ro-bind "$top/bare.git/hooks" "$top/bare.git/hooks"
-	in_order --ro-bind "$top/bare.git/config" "$top/bare.git/config"
-	in_order --ro-bind "$top/bare.git/commondir" "$top/bare.git/commondir"
+	binds ro "$top/bare.git/hooks"
+	binds ro "$top/bare.git/config"
+	binds ro "$top/bare.git/commondir"
 	dry bwrap -C "$top/bare.git" -- true
-	in_order --ro-bind "$top/bare.git/hooks" "$top/bare.git/hooks"
+	binds ro "$top/bare.git/hooks"
 }
 
 @test "a writable home is refused without --write-home, on every backend" {
@@ -307,7 +341,7 @@ before() {
 	# Below the home is no writable home: its names are held there.
 	mkdir -p "$home/.config"
 	dry bwrap -w "$home/.config" -- true
-	in_order --bind "$home/.config" "$home/.config"
+	binds rw "$home/.config"
 }
 
 @test "bwrap: --write-home seals the home around its missing start-up names" {
@@ -316,17 +350,14 @@ before() {
 	dry bwrap -C "$home" --write-home -- true
 	# Writable, then read-only with its entries writable again, .config
 	# sealed too (.config/git and others are missing there).
-	in_order --bind "$home" "$home" --ro-bind "$home" "$home" \
-	    --ro-bind "$home/.config" "$home/.config" \
-	    --bind-try "$home/.config/other" "$home/.config/other" \
-	    --bind-try "$home/.profile" "$home/.profile" \
-	    --bind-try "$home/proj" "$home/proj"
-	in_order --ro-bind "$home/.profile" "$home/.profile"
+	binds rw "$home" ro "$home" ro "$home/.config" \
+	    rw "$home/.config/other" rw "$home/.profile" rw "$home/proj"
+	binds ro "$home/.profile"
 	# No placeholder in a sealed folder: nothing shadows .profile.
 	! grep -qx "$home/.bash_login" <<<"$words" || return 1
 	! grep -qx "$home/.vscode" <<<"$words" || return 1
 	# No pin unseals .config.
-	! in_order --bind "$home/.config" "$home/.config" 2>/dev/null || return 1
+	! binds rw "$home/.config" 2>/dev/null || return 1
 }
 
 @test "landlock: missing protected names are the supervisor's" {
