@@ -444,7 +444,7 @@ pin_parents(const struct policy *pol, const char *path, struct strv *pins)
  * folders they would be made in are sealed: bound read-only, with each of
  * their folders and files bound writable again, so that what exists stays
  * writable and nothing new can be made there. A seal's root is the home
- * when it is writable (--write-home), else the writable folder in it
+ * when it is writable (the root, -w ~), else the writable folder in it
  * that holds the name (-w ~/.config); sealed are the root and every
  * folder between it and the deepest existing folder of each such name.
  */

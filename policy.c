@@ -17,10 +17,9 @@
  * placeholder (an empty folder or file that bwrap mounts read-only, a
  * name the others refuse to make) or goes to the policy's missing list,
  * held by name (Seatbelt, the Landlock supervisor; bwrap seals the folder
- * when it lies in the home, see policy->home). A writable home is
- * refused unless --write-home says so. No I/O besides stat, readdir,
- * realpath, readlink, reading a git folder's pointer files, and the
- * O_PATH descriptors that note the held paths' inodes (note_held()).
+ * when it lies in the home, see policy->home). No I/O besides stat,
+ * readdir, realpath, readlink, reading a git folder's pointer files, and
+ * the O_PATH descriptors that note the held paths' inodes (note_held()).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -814,26 +813,6 @@ compute_protected(const struct strv *w, const struct strv *cache,
 		protect_in(l, w, home, home_files[j], PATH_MISSING);
 }
 
-/*
- * A writable path that is or holds the home folder makes every start-up
- * file there the command's to write: refused unless --write-home.
- */
-static int
-check_home(const struct sbx_opts *o, const struct strv *w, const char *home,
-    struct sbx_err *e)
-{
-	const char *holder;
-
-	if (home == NULL || (holder = writable_holder(w, home)) == NULL ||
-	    o->write_home)
-		return 0;
-	return sbx_errf(e, ERR_POLICY, "%s: writable, and it %s the home "
-	    "folder, where the command could leave files that run outside "
-	    "the sandbox later; run it in a project folder (-C), or pass "
-	    "--write-home (start-up files stay read-only)", shown(holder),
-	    strcmp(holder, home) == 0 ? "is" : "holds");
-}
-
 static int
 check_deny_read(const char *path, struct sbx_err *e)
 {
@@ -940,11 +919,6 @@ policy_compile(const struct sbx_opts *o, struct policy *p, struct sbx_err *e)
 			return -1;
 	compute_writable(o, &p->writable);
 	home = home_dir();
-	if (check_home(o, &p->writable, home, e) == -1) {
-		free(home);
-		strv_free(&p->writable);
-		return -1;
-	}
 	p->home = home != NULL ? xstrdup(home) : NULL;
 	if (o->scope.n == 0)
 		plist_add(&l, RULE_WRITE, o->root, PATH_DIR, 0, PATH_MISSING);

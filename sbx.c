@@ -50,8 +50,7 @@ enum {
 	OPT_ALLOW_HOST, OPT_ALLOW_PRIVATE, OPT_SANDBOX, OPT_BACKEND,
 	OPT_DRY_RUN, OPT_PASSTHROUGH, OPT_RESULT, OPT_FORMAT, OPT_PROBE,
 	OPT_NO_PROTECT, OPT_ALLOW_UNIX, OPT_TTY, OPT_NO_TTY, OPT_MEM,
-	OPT_PROCS, OPT_FILE_SIZE, OPT_CPU, OPT_CACHE, OPT_HOST_TMP,
-	OPT_WRITE_HOME
+	OPT_PROCS, OPT_FILE_SIZE, OPT_CPU, OPT_CACHE, OPT_HOST_TMP
 };
 
 static const struct option longopts[] = {
@@ -66,7 +65,6 @@ static const struct option longopts[] = {
 	{ "allow-private",	no_argument,	   NULL, OPT_ALLOW_PRIVATE },
 	{ "allow-unix-sockets",	no_argument,	   NULL, OPT_ALLOW_UNIX },
 	{ "no-protect",		no_argument,	   NULL, OPT_NO_PROTECT },
-	{ "write-home",		no_argument,	   NULL, OPT_WRITE_HOME },
 	{ "env",		required_argument, NULL, 'e' },
 	{ "cache",		required_argument, NULL, OPT_CACHE },
 	{ "host-tmp",		no_argument,	   NULL, OPT_HOST_TMP },
@@ -114,7 +112,6 @@ usage(FILE *f)
 "      --allow-private     allowed hosts may resolve to private addresses\n"
 "      --allow-unix-sockets  the command may create Unix sockets\n"
 "      --no-protect        drop the default protected paths\n"
-"      --write-home        a writable path may be or hold the home folder\n"
 "  -e, --env NAME[=VALUE]  pass NAME, or set it (repeatable)\n"
 "      --cache TOOL        TOOL's cache writable, in sbx's own folder: npm,\n"
 "                          yarn, pnpm, pip, go, cargo, maven, gradle, ccache\n"
@@ -297,7 +294,6 @@ parse_opt(int c, const char *arg, struct raw *raw)
 	case OPT_HOST_TMP: opts.host_tmp = 1; break;
 	case OPT_CACHE: add_cache(arg); break;
 	case OPT_NO_PROTECT: opts.protect = 0; break;
-	case OPT_WRITE_HOME: opts.write_home = 1; break;
 	case 'e':
 		if (strcspn(arg, "=") == 0)
 			usage_err("-e %s: no variable name", shown(arg));

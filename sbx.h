@@ -81,7 +81,6 @@ struct sbx_opts {
 	size_t		  nhosts;
 	int		  allow_private;
 	int		  protect;	/* default protected list; 0 with --no-protect */
-	int		  write_home;	/* --write-home: a writable home allowed */
 	int		  allow_unix;	/* --allow-unix-sockets */
 	int		  host_tmp;	/* --host-tmp: no private temp folder */
 	struct strv	  cache;	/* --cache TOOL, each once, as given */

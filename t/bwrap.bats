@@ -349,7 +349,7 @@ bw() {
 @test "protected: shell start-up files when HOME is writable; missing ones cannot be created" {
 	echo 'orig rc' >"$ws/.bashrc"
 	echo 'notes' >"$ws/notes"
-	HOME="$ws" run --separate-stderr bw -C "$ws" --write-home -- sh -c '
+	HOME="$ws" run --separate-stderr bw -C "$ws" -- sh -c '
 		echo ok > "$HOME/notes" || exit 10
 		echo evil >> "$HOME/.bashrc" && exit 11
 		echo evil > "$HOME/.zshrc" && exit 12
@@ -388,7 +388,7 @@ bw() {
 	echo 'outside' >"$out/profile"
 	ln -s "$out/profile" "$ws/.profile"
 	touch "$ws/dotfiles/other"
-	HOME="$ws" run --separate-stderr bw -C "$ws" --write-home -- sh -c '
+	HOME="$ws" run --separate-stderr bw -C "$ws" -- sh -c '
 		echo ok > dotfiles/other || exit 10
 		echo evil >> "$HOME/.bashrc" && exit 11
 		echo evil >> dotfiles/bashrc && exit 12

@@ -377,11 +377,7 @@ print("\"" + out.replace("\\", "\\\\").replace("\"", "\\\"") + "\"")
 @test "seatbelt: a writable home holds its start-up files and ~/Library/LaunchAgents, there or not" {
 	mkdir -p "$ws/Library"
 	touch "$ws/.bash_login"
-	# Refused unless the user says so.
-	HOME=$ws run --separate-stderr "$SBX" --backend seatbelt --dry-run -C "$ws" -- true
-	[ "$status" -eq 125 ]
-	[[ "$stderr" =~ ^sbx:\ .*home\ folder.*--write-home ]]
-	HOME=$ws sb --write-home
+	HOME=$ws sb
 	has "(deny file-write* (regex $(rx "$ws/.bashrc"))) ; protected, not there yet"
 	has "(deny file-write* (regex $(rx "$ws/.zshrc"))) ; protected, not there yet"
 	has "(deny file-write* (regex $(rx "$ws/.bash_login"))) ; protected"
@@ -403,7 +399,7 @@ print("\"" + out.replace("\\", "\\\\").replace("\"", "\\\"") + "\"")
 
 @test "seatbelt: no set-user-ID bit, after the policy and the pins" {
 	mkdir -p "$ws/.git/hooks"
-	sb -w "$top" --write-home
+	sb -w "$top"
 	in_order "; the policy, in order: the last matching rule wins" \
 	    "(allow file-write* (subpath $(q "$ws")))" \
 	    "(allow file-write* (subpath $(q "$top")))" \
