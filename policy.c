@@ -80,8 +80,9 @@ static const struct {
  * with "git add -A", where an empty file would be a new file to it.
  */
 static const char *const workspace_names[] = {
-	".gitmodules", ".envrc", ".mcp.json", ".vscode", ".idea", ".claude",
-	".cursor", ".husky", ".devcontainer", NULL
+	".gitmodules", ".envrc", ".mcp.json", "opencode.json", ".vscode",
+	".idea", ".zed", ".claude", ".cursor", ".gemini", ".codex", ".kiro",
+	".amazonq", ".roo", ".continue", ".husky", ".devcontainer", NULL
 };
 
 /*
@@ -99,21 +100,31 @@ static const char *const home_files[] = {
 	".profile", ".bash_profile", ".bash_login", ".bashrc", ".bash_logout",
 	".bash_aliases", ".bashrc.d", ".zshrc", ".zshenv", ".zprofile",
 	".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc",
-	".login", ".logout", ".inputrc", ".config/fish",
+	".login", ".logout", ".inputrc", ".config/fish", ".bash_completion",
+	".bash_completion.d", ".tmux.conf", ".config/tmux",
 	".pam_environment", ".xprofile", ".xsession", ".xsessionrc",
 	".xinitrc", ".config/environment.d", ".config/autostart",
 	".config/systemd", ".local/share/systemd", ".local/share/dbus-1",
-	".config/plasma-workspace",
+	".config/plasma-workspace", ".config/user-dirs.dirs",
+	".local/share/applications", ".config/dconf", ".config/i3",
+	".config/sway", ".config/hypr", ".config/kitty", ".config/alacritty",
+	".config/starship.toml",
 	".gitconfig", ".config/git", ".ssh", ".gnupg", ".config/gh",
-	".local/bin", "bin",
-	".vimrc", ".gvimrc", ".exrc", ".vim", ".config/nvim", ".emacs",
+	".local/bin", "bin", "go/bin", ".pyenv", ".rustup", ".nvm", ".volta",
+	".bun", ".deno", ".npm-global", ".local/share/pnpm", ".sdkman",
+	".asdf", ".local/share/mise", ".config/mise", ".node_modules",
+	".node_libraries", ".local/lib", ".ipython", ".jupyter", ".gdbinit",
+	".config/gdb",
+	".vimrc", ".gvimrc", ".exrc", ".vim", ".config/nvim",
+	".local/share/nvim", ".emacs",
 	".emacs.el", ".emacs.d", ".config/emacs", ".vscode", ".config/Code",
 	".cursor", ".config/Cursor", ".claude", ".claude.json", ".codex",
-	".gemini",
+	".gemini", ".config/zed", ".config/opencode", ".kiro", ".continue",
 	".npmrc", ".yarnrc", ".yarnrc.yml", ".cargo/config",
 	".cargo/config.toml", ".cargo/bin", ".gradle/init.d",
 	".gradle/gradle.properties", ".m2/settings.xml", ".docker", ".kube",
-	".aws", ".config/direnv", ".Rprofile", ".psqlrc",
+	".aws", ".config/direnv", ".Rprofile", ".psqlrc", ".config/go",
+	".config/pip", ".pip", ".cache/pip", ".config/pnpm", ".bunfig.toml",
 	"Library/LaunchAgents", "Library/Preferences", NULL
 };
 

@@ -272,6 +272,8 @@ home_attack() {
 	echo 'orig rc' >"$home/.bashrc"
 	echo 'notes' >"$home/notes"
 	mkdir -p "$home/.config/other"
+	# Folders a real home has, where a new file runs code later.
+	mkdir -p "$home/.local/lib/python3/site-packages" "$home/.pyenv/shims"
 	before=$(cd "$home" && ls -A . .config)
 	HOME="$home" run --separate-stderr "$SBX" --backend "$b" --host-tmp -C "$home" \
 	    -- sh -c '
@@ -279,7 +281,10 @@ home_attack() {
 		echo ok > .config/other/x || exit 11
 		for f in .bash_login .bash_profile .zlogin .zshenv .gitconfig .xsession \
 		    .config/git .config/autostart .config/systemd .config/fish \
-		    .ssh .local/bin .cargo/config.toml .npmrc .emacs .vimrc; do
+		    .ssh .local/bin .cargo/config.toml .npmrc .emacs .vimrc \
+		    .config/go/env .local/lib/python3/site-packages/x.pth \
+		    .gdbinit .bash_completion .tmux.conf .pyenv/shims/python3 \
+		    .local/share/applications/x.desktop .ipython/x; do
 			mkdir -p "$(dirname "$f")" 2>/dev/null
 			mkdir -p "$f" 2>/dev/null && echo "made $f"
 			echo evil >"$f" 2>/dev/null && echo "wrote $f"
@@ -290,7 +295,9 @@ home_attack() {
 	[ "$(kv stdout)" = '' ]
 	[ "$(cat "$home/notes")" = ok ] && [ "$(cat "$home/.config/other/x")" = ok ]
 	[ "$(cat "$home/.bashrc")" = 'orig rc' ]
-	for f in .bash_login .bash_profile .zlogin .gitconfig .config/git .config/autostart .ssh; do
+	for f in .bash_login .bash_profile .zlogin .gitconfig .config/git .config/autostart .ssh \
+	    .config/go .local/lib/python3/site-packages/x.pth .gdbinit .bash_completion \
+	    .pyenv/shims/python3 .local/share/applications; do
 		[ ! -e "$home/$f" ] || { echo "made: $f" >&2; return 1; }
 	done
 }
@@ -327,6 +334,12 @@ workspace_names() {
 		mkdir -p .git/hooks 2>/dev/null; echo "#!/bin/sh" > .git/hooks/pre-commit 2>/dev/null && echo hook
 		echo "{}" > .mcp.json 2>/dev/null && echo mcp
 		echo "export A=1" > .envrc 2>/dev/null && echo envrc
+		for d in .gemini .codex .zed .kiro .amazonq .roo .continue; do
+			mkdir -p $d 2>/dev/null; echo "{}" > $d/settings.json 2>/dev/null && echo $d
+		done
+		echo "{}" > opencode.json 2>/dev/null && echo opencode
+		# Positive control: other new names stay writable.
+		mkdir -p .other && echo "{}" > .other/settings.json || echo other-refused
 		exit 0'
 	[ "$status" -eq 0 ]
 }
@@ -337,6 +350,8 @@ workspace_names() {
 	[ "$(kv stdout)" = '' ]
 	[ ! -e "$ws/.vscode" ] && [ ! -e "$ws/.claude" ] && [ ! -e "$ws/.git/hooks" ]
 	[ ! -e "$ws/.mcp.json" ] && [ ! -e "$ws/.envrc" ]
+	[ ! -e "$ws/.gemini" ] && [ ! -e "$ws/opencode.json" ] && [ -e "$ws/.other/settings.json" ]
+	rm -rf "$ws/.other"
 	# The placeholders are empty folders: nothing for git to add.
 	sb bwrap -- sh -c 'git add -A && git status --porcelain'
 	[ "$status" -eq 0 ]
@@ -348,6 +363,7 @@ workspace_names() {
 	workspace_names landlock
 	[ "$(kv stdout)" = '' ]
 	[ ! -e "$ws/.vscode" ] && [ ! -e "$ws/.mcp.json" ] && [ ! -e "$ws/.envrc" ]
+	[ ! -e "$ws/.gemini" ] && [ ! -e "$ws/opencode.json" ] && [ -e "$ws/.other/settings.json" ]
 }
 
 # What the held config names: a hooks folder in the workspace (husky and
