@@ -36,6 +36,8 @@
 
 #define GIT_DEPTH	4	/* commondir and gitdir pointers followed */
 #define LINK_DEPTH	8	/* dangling links followed to a name */
+#define NESTED_MAX	512	/* folders looked at for repositories below a
+				   writable folder outside any repository */
 
 /* What bwrap's --dev binds in, and what Landlock lets the command open. */
 const char *const sbx_devices[] = {
@@ -330,12 +332,31 @@ compute_writable(const struct sbx_opts *o, struct strv *w)
 		push_unique(w, o->cache_dirs.v[i]);
 }
 
+/*
+ * path lies below a folder already held read-only (a submodule's git
+ * folder in a held modules/): nothing there to hold again, and no
+ * placeholder could be made in it.
+ */
+static int
+held_above(const struct plist *l, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->r[i].kind == RULE_READONLY &&
+		    strcmp(l->r[i].path, path) != 0 &&
+		    path_under(path, l->r[i].path))
+			return 1;
+	return 0;
+}
+
 /* Hold real, a resolved path that exists, when a writable folder has it. */
 static void
 hold(struct plist *l, const struct strv *w, const char *real,
     enum path_type create)
 {
-	if (!writable_holder(w, real) || plist_has(l, real))
+	if (!writable_holder(w, real) || plist_has(l, real) ||
+	    held_above(l, real))
 		return;
 	/* An empty one may be another sbx run's placeholder, removed while
 	 * this run starts: hold it the same way, so the launch works whether
@@ -356,7 +377,8 @@ hold_missing(struct plist *l, const struct strv *w, const char *path,
 {
 	char *dir;
 
-	if (!writable_holder(w, path) || plist_has(l, path))
+	if (!writable_holder(w, path) || plist_has(l, path) ||
+	    held_above(l, path))
 		return;
 	/* A folder the user cannot write in gets no placeholder (bwrap could
 	 * not make it, nor can the command make the name). */
@@ -547,6 +569,8 @@ key_is(const char *key, const char *pat)
 
 static void protect_config(struct plist *, const struct strv *, const char *,
     const char *, int);
+static int protect_dotgit(struct plist *, const struct strv *, const char *,
+    int, int);
 
 /*
  * One "key = value" of a git config that names a file git reads as
@@ -562,6 +586,19 @@ protect_config_value(struct plist *l, const struct strv *w, const char *cfg,
 	char *dir, *p, *home;
 	size_t i, n;
 
+	/* .gitmodules: a submodule's .git, a folder or a pointer, is where
+	 * git status outside runs git again, with that folder's config. */
+	if (key_is(key, "submodule.*.path")) {
+		if (val[0] != '/' && strstr(val, "..") == NULL &&
+		    depth < GIT_DEPTH) {
+			dir = path_join(top, val);
+			p = path_join(dir, ".git");
+			protect_dotgit(l, w, p, 1, depth + 1);
+			free(p);
+			free(dir);
+		}
+		return;
+	}
 	if (strcmp(key, "include.path") == 0 ||
 	    key_is(key, "includeif.*.path")) {
 		dir = xstrdup(cfg);
@@ -704,6 +741,13 @@ protect_gitdir(struct plist *l, const struct strv *w, const char *g,
 	p = path_join(g, "config.worktree");
 	protect_config(l, w, p, top, 0);
 	free(p);
+	/* The worktree's submodules, where they are checked out (depth
+	 * bounds a submodule path that leads back through a link). */
+	if (strcmp(top, g) != 0) {
+		p = path_join(top, ".gitmodules");
+		protect_config(l, w, p, top, depth);
+		free(p);
+	}
 	free(top);
 	p = path_join(g, "commondir");
 	if ((common = git_pointer(p, "", g)) != NULL) {
@@ -742,35 +786,60 @@ is_gitdir(const char *dir)
 }
 
 /*
+ * A .git: a folder is a git folder; a file (a gitdir pointer) is held
+ * read-only so it cannot be pointed at a git dir the command made, and
+ * the git folder it names is held where it is writable. A missing one is
+ * held too when missing says so (a submodule's: an empty folder, which
+ * git takes as no repository).
+ */
+static int
+protect_dotgit(struct plist *l, const struct strv *w, const char *git,
+    int missing, int depth)
+{
+	char *dir, *target;
+	struct stat st;
+
+	if (lstat(git, &st) < 0) {
+		if (missing && errno == ENOENT)
+			protect(l, w, git, PATH_DIR, 0);
+		return 0;
+	}
+	if (stat(git, &st) == 0 && S_ISDIR(st.st_mode)) {
+		protect_gitdir_at(l, w, git, depth);
+		return 1;
+	}
+	protect(l, w, git, PATH_MISSING, 0);
+	dir = xstrdup(git);
+	*strrchr(dir, '/') = '\0';
+	if ((target = git_pointer(git, "gitdir: ", dir)) != NULL)
+		protect_gitdir_at(l, w, target, depth);
+	free(target);
+	free(dir);
+	return 1;
+}
+
+/*
  * The repositories that hold a writable folder: the folder itself and each
  * of its parents, as a bare repository or by their .git (a writable .git
- * folder belongs to the repository above). A .git file (a gitdir pointer)
- * is held read-only so it cannot be pointed at a git dir the command made,
- * and the git folder it names is held where it is writable.
+ * folder belongs to the repository above), with protect_dotgit(). 1 when
+ * the folder itself is a repository (its top, or a bare one).
  */
-static void
+static int
 protect_repos(struct plist *l, const struct strv *w, const char *folder)
 {
-	char *dir, *git, *slash, *target;
-	struct stat st;
+	char *dir, *git, *slash;
+	int top = -1, found;
 
 	dir = xstrdup(folder);
 	for (;;) {
-		if (is_gitdir(dir))
+		found = is_gitdir(dir);
+		if (found)
 			protect_gitdir_at(l, w, dir, 0);
 		git = path_join(dir, ".git");
-		if (stat(git, &st) == 0) {
-			if (S_ISDIR(st.st_mode))
-				protect_gitdir_at(l, w, git, 0);
-			else {
-				protect(l, w, git, PATH_MISSING, 0);
-				target = git_pointer(git, "gitdir: ", dir);
-				if (target != NULL)
-					protect_gitdir_at(l, w, target, 0);
-				free(target);
-			}
-		}
+		found |= protect_dotgit(l, w, git, 0, 0);
 		free(git);
+		if (top == -1)
+			top = found;
 		if (strcmp(dir, "/") == 0)
 			break;
 		slash = strrchr(dir, '/');
@@ -780,6 +849,44 @@ protect_repos(struct plist *l, const struct strv *w, const char *folder)
 			*slash = '\0';
 	}
 	free(dir);
+	return top;
+}
+
+/*
+ * The repositories below a writable folder that no repository holds
+ * (-C ~/src, -w ~): in its folders and in theirs, not deeper, and in at
+ * most NESTED_MAX folders, so that a large tree costs no more than a few
+ * milliseconds of launch. Deeper ones are a caveat (see the man page).
+ */
+static void
+protect_nested(struct plist *l, const struct strv *w, const char *folder,
+    int level, size_t *seen)
+{
+	struct dirent *de;
+	struct stat st;
+	char *sub, *git;
+	DIR *d;
+
+	if (level > 2 || (d = opendir(folder)) == NULL)
+		return;
+	while (*seen < NESTED_MAX && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0 ||
+		    strcmp(de->d_name, ".git") == 0)
+			continue;
+		sub = path_join(folder, de->d_name);
+		if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
+			(*seen)++;
+			git = path_join(sub, ".git");
+			if (is_gitdir(sub))
+				protect_gitdir_at(l, w, sub, 0);
+			else if (!protect_dotgit(l, w, git, 0, 0))
+				protect_nested(l, w, sub, level + 1, seen);
+			free(git);
+		}
+		free(sub);
+	}
+	closedir(d);
 }
 
 static char *
@@ -805,10 +912,13 @@ static void
 compute_protected(const struct strv *w, const struct strv *cache,
     const char *home, struct plist *l)
 {
-	size_t i, j;
+	size_t i, j, seen;
 
 	for (i = 0; i < w->n; i++) {
-		protect_repos(l, w, w->v[i]);
+		/* Not a repository's top: the ones below it too. */
+		seen = 0;
+		if (!protect_repos(l, w, w->v[i]))
+			protect_nested(l, w, w->v[i], 1, &seen);
 		for (j = 0; j < cache->n && strcmp(cache->v[j], w->v[i]); j++)
 			;
 		if (type_of(w->v[i]) != PATH_DIR || j < cache->n)

@@ -450,3 +450,69 @@ config_folder() {
 @test "landlock: -w ~/.config: the start-up names there hold, there or not" {
 	config_folder landlock
 }
+
+# A submodule's .git: the pointer file, and an old-style git folder in
+# the checkout. git status in the workspace outside runs git in each.
+submodules() {
+	local b=$1
+	need "$b"
+	git init -q "$top/lib"
+	git -C "$top/lib" commit -q --allow-empty -m lib
+	git -C "$ws" -c protocol.file.allow=always submodule -q add "$top/lib" lib
+	git -C "$ws" commit -q -m sub
+	git init -q "$ws/old"
+	printf '[submodule "old"]\n\tpath = old\n\turl = ./old\n' >>"$ws/.gitmodules"
+	ptr=$(cat "$ws/lib/.git")
+	sb "$b" -- sh -c '
+		mkdir -p evil.git
+		echo "gitdir: ../evil.git" >lib/.git 2>/dev/null && echo "pointer"
+		rm -f lib/.git 2>/dev/null && echo "removed pointer"
+		echo evil >old/.git/hooks/post-checkout 2>/dev/null && echo "old hook"
+		echo "[core]" >>old/.git/config 2>/dev/null && echo "old config"
+		mv old/.git old/.git2 2>/dev/null && echo "moved old"
+		# Positive control: the checkout itself is the command'"'"'s.
+		echo x >lib/file && echo "lib file"
+		exit 0'
+	[ "$status" -eq 0 ]
+	[ "$(kv stdout)" = 'lib file\n' ]
+	[ "$(cat "$ws/lib/.git")" = "$ptr" ]
+	[ ! -e "$ws/old/.git/hooks/post-checkout" ]
+}
+
+@test "bwrap: a submodule's .git pointer and an old-style submodule's git folder are held" {
+	submodules bwrap
+}
+
+@test "landlock: a submodule's .git pointer and an old-style submodule's git folder are held" {
+	submodules landlock
+}
+
+# Repositories below a writable folder that is no repository's top
+# (-C ~/src): their git names are held, two levels down.
+below() {
+	local b=$1
+	need "$b"
+	mkdir -p "$top/src/group"
+	git init -q "$top/src/p1"
+	git init -q "$top/src/group/p2"
+	git init -q --bare "$top/src/b.git"
+	ws="$top/src" sb "$b" -- sh -c '
+		echo evil >p1/.git/hooks/post-commit 2>/dev/null && echo p1
+		echo "[core]" >>group/p2/.git/config 2>/dev/null && echo p2
+		echo evil >b.git/hooks/pre-receive 2>/dev/null && echo bare
+		# Positive control: the files beside them are the command'"'"'s.
+		echo x >p1/file && echo x >group/p2/file && echo files
+		exit 0'
+	[ "$status" -eq 0 ]
+	[ "$(kv stdout)" = 'files\n' ]
+	[ ! -e "$top/src/p1/.git/hooks/post-commit" ]
+	[ ! -e "$top/src/b.git/hooks/pre-receive" ]
+}
+
+@test "bwrap: repositories below a writable folder outside any repository are held" {
+	below bwrap
+}
+
+@test "landlock: repositories below a writable folder outside any repository are held" {
+	below landlock
+}
