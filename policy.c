@@ -409,6 +409,44 @@ existing_part(const char *path)
 }
 
 /*
+ * The symbolic links on the way to path that lie in a writable folder
+ * (.git/hooks pointing to a shared hooks folder, ~/.bashrc or ~/.config
+ * linked by stow): held by name, as missing names are, so that the
+ * command can neither remove one nor point it elsewhere (the Landlock
+ * supervisor and Seatbelt refuse it; bwrap seals it in the home only).
+ */
+static void
+hold_links(struct plist *l, const struct strv *w, const char *path)
+{
+	char cur[PATH_MAX], real[PATH_MAX];
+	const char *s = path, *e;
+	struct stat st;
+	size_t n;
+
+	cur[0] = '\0';
+	while (*s == '/') {
+		e = strchr(s + 1, '/');
+		n = e != NULL ? (size_t)(e - s) : strlen(s);
+		if (strlen(cur) + n >= sizeof(cur))
+			return;
+		strncat(cur, s, n);
+		if (lstat(cur, &st) < 0)
+			return;
+		if (S_ISLNK(st.st_mode)) {
+			if (writable_holder(w, cur) && !held_above(l, cur))
+				push_unique(&l->missing, cur);
+			if (realpath(cur, real) == NULL)
+				return;
+			snprintf(cur, sizeof(cur), "%s", strcmp(real, "/") ?
+			    real : "");
+		}
+		if (e == NULL)
+			return;
+		s = e;
+	}
+}
+
+/*
  * Protect one candidate: at its real target when that lies in a writable
  * folder (elsewhere it is read-only already). A missing one goes to
  * hold_missing(), its existing part resolved, a placeholder only where
@@ -425,6 +463,8 @@ protect(struct plist *l, const struct strv *w, const char *path,
 	ssize_t n;
 
 	if (realpath(path, real) != NULL) {
+		if (strcmp(real, path) != 0)
+			hold_links(l, w, path);
 		hold(l, w, real, create);
 		return;
 	}
@@ -434,6 +474,7 @@ protect(struct plist *l, const struct strv *w, const char *path,
 	rest = path + strlen(dir) - (strcmp(dir, "/") == 0);
 	p = NULL;
 	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)) {
+		hold_links(l, w, path);
 		if (depth < LINK_DEPTH &&
 		    (n = readlink(dir, link, sizeof(link) - 1)) > 0) {
 			link[n] = '\0';

@@ -516,3 +516,60 @@ below() {
 @test "landlock: repositories below a writable folder outside any repository are held" {
 	below landlock
 }
+
+# A protected name that is a symbolic link: a shared hooks folder, a
+# dotfile linked by stow.
+@test "landlock: a protected name that is a link can be neither re-pointed nor removed" {
+	need landlock
+	mkdir -p "$ws/hooks-src" "$ws/evil" "$home/dotfiles"
+	rm -rf "$ws/.git/hooks"
+	ln -s ../hooks-src "$ws/.git/hooks"
+	echo 'orig rc' >"$home/dotfiles/bashrc"
+	ln -s dotfiles/bashrc "$home/.bashrc"
+	sb landlock -- sh -c '
+		ln -sfn ../evil .git/hooks2 && mv -T .git/hooks2 .git/hooks 2>/dev/null && echo repointed
+		rm .git/hooks 2>/dev/null && echo removed
+		echo x >hooks-src/pre-commit 2>/dev/null && echo target
+		echo x >evil/ok && echo other'
+	[ "$status" -eq 0 ]
+	[ "$(kv stdout)" = 'other\n' ]
+	[ "$(readlink "$ws/.git/hooks")" = ../hooks-src ]
+	# The home's, with the home writable.
+	echo 'evil rc' >"$home/evilrc"
+	HOME="$home" run --separate-stderr "$SBX" --backend landlock --host-tmp -C "$home" -- sh -c '
+		ln -sfn evilrc .bashrc 2>/dev/null && echo repointed
+		rm .bashrc 2>/dev/null && echo removed
+		echo x >>dotfiles/bashrc 2>/dev/null && echo target
+		echo x >notes && echo other' 3>&-
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(kv stdout)" = 'other\n' ]
+	[ "$(readlink "$home/.bashrc")" = dotfiles/bashrc ]
+	[ "$(cat "$home/dotfiles/bashrc")" = 'orig rc' ]
+}
+
+@test "bwrap: a protected link in a sealed home holds; in the workspace only its target holds (CAVEATS)" {
+	need bwrap
+	mkdir -p "$ws/hooks-src" "$home/dotfiles"
+	rm -rf "$ws/.git/hooks"
+	ln -s ../hooks-src "$ws/.git/hooks"
+	echo 'orig rc' >"$home/dotfiles/bashrc"
+	ln -s dotfiles/bashrc "$home/.bashrc"
+	echo 'evil rc' >"$home/evilrc"
+	HOME="$home" run --separate-stderr "$SBX" --backend bwrap --host-tmp -C "$home" -- sh -c '
+		ln -sfn evilrc .bashrc 2>/dev/null && echo repointed
+		echo x >>dotfiles/bashrc 2>/dev/null && echo target
+		exit 0' 3>&-
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(kv stdout)" = '' ]
+	[ "$(readlink "$home/.bashrc")" = dotfiles/bashrc ]
+	# The workspace's link: bwrap mounts over what a link points to, never
+	# the link, so the link is the command's; its target stays held.
+	sb bwrap -- sh -c '
+		echo x >hooks-src/pre-commit 2>/dev/null && echo target
+		rm .git/hooks && echo removed'
+	[ "$status" -eq 0 ]
+	[ "$(kv stdout)" = 'removed\n' ]
+	[ ! -e "$ws/hooks-src/pre-commit" ]
+}

@@ -643,3 +643,12 @@ refused() {
 	[ "$status" -eq 125 ]
 	grep -q '^sbx: .*macOS only' <<<"$stderr"
 }
+
+@test "seatbelt: a protected name that is a link is held by name, and at its target" {
+	mkdir -p "$ws/hooks-src" "$ws/.git"
+	rm -rf "$ws/.git/hooks"
+	ln -s ../hooks-src "$ws/.git/hooks"
+	sb
+	has "(deny file-write* (regex $(rx "$ws/.git/hooks"))) ; protected, not there yet"
+	has "(deny file-write* (regex $(rx "$ws/hooks-src"))) ; protected"
+}
