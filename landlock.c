@@ -680,12 +680,50 @@ allow_std_ttys(int rfd, uint64_t fs)
 	}
 }
 
+/* One rule of the plan into the ruleset; -1 with *e set. */
+static int
+add_rule(struct ll_plan *p, const struct ll_rule *rule, struct nolinks *w,
+    const struct policy *pol, struct sbx_err *e)
+{
+	struct path_beneath pb;
+	struct stat st;
+	int fd, r;
+
+	/* The walk owns what it opens; sbx's checked descriptors stay. */
+	if ((fd = checked_fd(rule->path)) >= 0) {
+		if (fstat(fd, &st) < 0)
+			goto moved;
+	} else if ((fd = nolinks_open(w, rule->path, &st)) < 0)
+		return 0;
+	/* A held path's folder under another name: it moved. */
+	if (!checked_same(rule->path, &st) ||
+	    checked_elsewhere(rule->path, &st, &pol->writable))
+		goto moved;
+	pb.allowed_access = rule->access;
+	pb.parent_fd = fd;
+	r = (int)syscall(NR_landlock_add_rule, p->rfd, RULE_PATH_BENEATH,
+	    &pb, 0);
+	/* EINVAL: a folder's rights on what is a file by now. */
+	if (r < 0 && errno != EINVAL)
+		return sbx_errf(e, ERR_SANDBOX, "landlock: landlock_add_rule "
+		    "%s: %s", shown(rule->path), strerror(errno));
+	if (r == 0 && (rule->access & FS_MAKE_REG) && S_ISDIR(st.st_mode)) {
+		p->granted[p->ngranted].dev = st.st_dev;
+		p->granted[p->ngranted++].ino = st.st_ino;
+	}
+	return 0;
+moved:
+	return sbx_errf(e, ERR_PATH, "%s: changed while sbx started; try "
+	    "again", shown(rule->path));
+}
+
 /*
  * The ruleset, made by sbx before the launch: each rule added on a
- * descriptor reached from / without following a link (open_nolinks()),
- * or on the very descriptor sbx checked a named path with, so that a
- * folder swapped for a link while sbx starts gets no grant, and the
- * grant is never the link's target. A path gone or turned into a link
+ * descriptor reached from / without following a link (nolinks_open(), as
+ * open_nolinks() but keeping the folders on the way open for the next,
+ * sorted, path), or on the very descriptor sbx checked a named path with,
+ * so that a folder swapped for a link while sbx starts gets no grant, and
+ * the grant is never the link's target. A path gone or turned into a link
  * since the plan gets none (narrower); a checked path that is another
  * inode now fails the run.
  */
@@ -693,10 +731,9 @@ static int
 make_ruleset(struct ll_plan *p, const struct policy *pol, struct sbx_err *e)
 {
 	struct ruleset_attr ra;
-	struct path_beneath pb;
-	struct stat st;
+	struct nolinks *w;
 	size_t i;
-	int fd, r, own;
+	int rc = 0;
 
 	ra.fs = p->fs;
 	ra.net = p->net;
@@ -707,37 +744,11 @@ make_ruleset(struct ll_plan *p, const struct policy *pol, struct sbx_err *e)
 		    "landlock_create_ruleset: %s", strerror(errno));
 	set_cloexec(p->rfd);
 	p->granted = xcalloc(p->n + 1, sizeof(*p->granted));
-	for (i = 0; i < p->n; i++) {
-		own = (fd = checked_fd(p->r[i].path)) < 0;
-		if (own && (fd = open_nolinks(p->r[i].path, &st)) < 0)
-			continue;
-		/* A held path's folder under another name: it moved. */
-		if ((!own && fstat(fd, &st) < 0) ||
-		    !checked_same(p->r[i].path, &st) ||
-		    checked_elsewhere(p->r[i].path, &st, &pol->writable)) {
-			if (own)
-				close(fd);
-			return sbx_errf(e, ERR_PATH, "%s: changed while sbx "
-			    "started; try again", shown(p->r[i].path));
-		}
-		pb.allowed_access = p->r[i].access;
-		pb.parent_fd = fd;
-		r = (int)syscall(NR_landlock_add_rule, p->rfd,
-		    RULE_PATH_BENEATH, &pb, 0);
-		if (own)
-			close(fd);
-		/* EINVAL: a folder's rights on what is a file by now. */
-		if (r < 0 && errno != EINVAL)
-			return sbx_errf(e, ERR_SANDBOX, "landlock: "
-			    "landlock_add_rule %s: %s", shown(p->r[i].path),
-			    strerror(errno));
-		if (r == 0 && (p->r[i].access & FS_MAKE_REG) &&
-		    S_ISDIR(st.st_mode)) {
-			p->granted[p->ngranted].dev = st.st_dev;
-			p->granted[p->ngranted++].ino = st.st_ino;
-		}
-	}
-	return 0;
+	w = nolinks_new();
+	for (i = 0; i < p->n && rc == 0; i++)
+		rc = add_rule(p, &p->r[i], w, pol, e);
+	nolinks_free(w);
+	return rc;
 }
 
 void
