@@ -809,6 +809,49 @@ bwrap_find(const struct sbx_opts *o, char **path, struct sbx_err *e)
 	return 0;
 }
 
+/*
+ * What --dry-run shows beside the line, for a dry run alone: the args in
+ * place of "--args 3", the filter, the descriptors and the shim's checks.
+ */
+static void
+describe(const struct plan *pl, const struct bwrap_priv *bp,
+    const struct strv *args, struct launch *l)
+{
+	char *d, *q;
+	size_t i;
+
+	strv_push(&l->shown, l->argv.v[0]);
+	for (i = 0; i < args->n; i++)
+		strv_push(&l->shown, args->v[i]);
+	for (i = 3; i < l->argv.n; i++)
+		strv_push(&l->shown, l->argv.v[i]);
+	d = seccomp_describe(pl->o, SECCOMP_FOR_BWRAP);
+	strv_pushf(&l->dry, "# %s", d);
+	free(d);
+	for (i = 0; i < bp->binds.n; i++) {
+		q = shell_quote(bp->binds.v[i]);
+		strv_pushf(&l->dry, "# fd %zu: %s (opened when sbx checked "
+		    "it)", FD_FIRST_BIND + i, q);
+		free(q);
+	}
+	for (i = 0; i + 2 < bp->checks.n; i += 3) {
+		q = shell_quote(bp->checks.v[i + 2]);
+		strv_pushf(&l->dry, "# shim checks: %s %s %s",
+		    bp->checks.v[i], bp->checks.v[i + 1], q);
+		free(q);
+	}
+	if (pl->bridge_fd < 0)
+		return;
+	strv_pushf(&l->dry, "# resolver: %s:53 inside (UDP, TCP), "
+	    "named by /etc/resolv.conf; /etc/hosts holds only localhost "
+	    "and this machine's name", NETNS_DNS);
+	strv_pushf(&l->dry, "# capture: allowed names resolve to "
+	    "addresses of %s (lo, this run only); a connection to one "
+	    "on a port it may reach goes to the proxy as CONNECT NAME:PORT; "
+	    "other names NXDOMAIN, other addresses unreachable",
+	    NETNS_RANGE);
+}
+
 int
 bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 {
@@ -845,32 +888,11 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	push2(&l->argv, "--args", fd);
 	strv_push(&l->argv, "--");
 	shim_args(pl, bp, &l->argv);
-	/* What a dry run shows: the args in place of "--args 3". */
-	strv_push(&l->shown, bwrap);
-	for (i = 0; i < args.n; i++)
-		strv_push(&l->shown, args.v[i]);
-	for (i = 3; i < l->argv.n; i++)
-		strv_push(&l->shown, l->argv.v[i]);
-	d = seccomp_describe(pl->o, SECCOMP_FOR_BWRAP);
-	strv_pushf(&l->dry, "# %s", d);
-	free(d);
+	if (bp->dry)
+		describe(pl, bp, &args, l);
 	argbytes = join0(&args, &alen);
 	add_fd(l, FD_ARGS, -1, argbytes, alen);
-	for (i = 0; i < bp->binds.n; i++) {
-		char *q = shell_quote(bp->binds.v[i]);
-
-		strv_pushf(&l->dry, "# fd %zu: %s (opened when sbx checked "
-		    "it)", FD_FIRST_BIND + i, q);
-		free(q);
-	}
 	if (bp->checks.n > 0) {
-		for (i = 0; i + 2 < bp->checks.n; i += 3) {
-			char *q = shell_quote(bp->checks.v[i + 2]);
-
-			strv_pushf(&l->dry, "# shim checks: %s %s %s",
-			    bp->checks.v[i], bp->checks.v[i + 1], q);
-			free(q);
-		}
 		argbytes = join0(&bp->checks, &alen);
 		add_fd(l, FD_MOUNTS, -1, argbytes, alen);
 	}
@@ -881,14 +903,6 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 		add_fd(l, FD_RESOLV, -1, (unsigned char *)d, strlen(d));
 		d = netns_hosts(pl->o);
 		add_fd(l, FD_HOSTS, -1, (unsigned char *)d, strlen(d));
-		strv_pushf(&l->dry, "# resolver: %s:53 inside (UDP, TCP), "
-		    "named by /etc/resolv.conf; /etc/hosts holds only localhost "
-		    "and this machine's name", NETNS_DNS);
-		strv_pushf(&l->dry, "# capture: allowed names resolve to "
-		    "addresses of %s (lo, this run only); a connection to one "
-		    "on a port it may reach goes to the proxy as CONNECT NAME:PORT; "
-		    "other names NXDOMAIN, other addresses unreachable",
-		    NETNS_RANGE);
 	}
 	for (i = 0; i < bp->binds.n; i++)
 		if (!bp->dry)

@@ -632,10 +632,14 @@ landlock_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	if (seccomp_build(o, flavour, &p->bpf, &p->bpflen, e) < 0)
 		return -1;
 	p->sup = supervisor(p, pl);
-	describe(p, &l->dry);
-	d = seccomp_describe(o, flavour);
-	strv_pushf(&l->dry, "# %s", d);
-	free(d);
+	/* The plan in words, for --dry-run alone: rights() and quoting
+	 * for every rule cost more than planning them. */
+	if (o->dry_run) {
+		describe(p, &l->dry);
+		d = seccomp_describe(o, flavour);
+		strv_pushf(&l->dry, "# %s", d);
+		free(d);
+	}
 	for (c = o->cmd; *c; c++)
 		strv_push(&l->argv, *c);
 	for (c = pl->env->v; c && *c; c++)
