@@ -776,7 +776,7 @@ writable_dirs(const struct sbx_opts *o, struct strv *w)
 
 /* bwrap by absolute path on PATH, outside every writable folder. */
 static int
-bwrap_find(const struct sbx_opts *o, char **path, struct sbx_err *e)
+bwrap_search(const struct sbx_opts *o, char **path, struct sbx_err *e)
 {
 	struct strv w = { NULL, 0, 0 };
 	char real[PATH_MAX];
@@ -806,6 +806,34 @@ bwrap_find(const struct sbx_opts *o, char **path, struct sbx_err *e)
 		*path = NULL;
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * bwrap_search(), once per process: the probe and the build ask with the
+ * same options, and the search costs an access() of every PATH entry and
+ * a realpath().
+ */
+static int
+bwrap_find(const struct sbx_opts *o, char **path, struct sbx_err *e)
+{
+	static const struct sbx_opts *asked;
+	static char *found;
+	static struct sbx_err why;
+
+	if (asked != o) {
+		free(found);
+		asked = o;
+		found = NULL;
+		if (bwrap_search(o, &found, &why) < 0)
+			found = NULL;
+	}
+	if (found == NULL) {
+		*e = why;
+		*path = NULL;
+		return -1;
+	}
+	*path = xstrdup(found);
 	return 0;
 }
 
