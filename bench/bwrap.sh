@@ -14,10 +14,22 @@
 # Usage: [ROUNDS=N] bench/bwrap.sh [RUNS]
 set -eu
 cd "$(dirname "$0")/.."
-SBX=${SBX:-./sbx}
+SBX=${SBX:-$PWD/sbx}
 RUNS=${1:-200}
-out=bench/out
+out=$PWD/bench/out
 mkdir -p "$out"
+# Both run in a fresh git workspace of the bench's own: the held names'
+# placeholders, which the plain line's bwrap makes and sbx would remove,
+# go with it.
+ws=$out/bwrap-ws
+rm -rf "$ws"
+mkdir -p "$ws"
+git -C "$ws" init -q
+# The commondir that sbx writes for its placeholder (it reads "."), which
+# the plain line binds by name.
+printf '.\n' >"$ws/.git/commondir"
+trap 'rm -rf "$ws"' EXIT
+cd "$ws"
 command -v hyperfine >/dev/null || { echo "bench: hyperfine not installed" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "bench: python3 not installed" >&2; exit 1; }
 "$SBX" --probe | grep -q '^bwrap=ok' || { echo "bench: bwrap backend unavailable" >&2; exit 1; }
