@@ -25,9 +25,10 @@ ws=$out/bwrap-ws
 rm -rf "$ws"
 mkdir -p "$ws"
 git -C "$ws" init -q
-# The commondir that sbx writes for its placeholder (it reads "."), which
-# the plain line binds by name.
-printf '.\n' >"$ws/.git/commondir"
+# A commondir that reads "." (no redirection) for the plain line to bind
+# by name; its second line keeps sbx from taking it for its own
+# placeholder, which a run removes at its end.
+printf '.\n\n' >"$ws/.git/commondir"
 trap 'rm -rf "$ws"' EXIT
 cd "$ws"
 command -v hyperfine >/dev/null || { echo "bench: hyperfine not installed" >&2; exit 1; }
