@@ -55,7 +55,11 @@ const char *const sbx_devices[] = {
  * "git submodule update --init" outside: read-only whole. worktrees/
  * holds those of linked worktrees, whose index, HEAD and logs a commit
  * there writes: a missing one is a placeholder, an existing one keeps
- * each worktree's pointers and config read-only (worktree_names).
+ * each worktree's pointers and config read-only (worktree_names). A .git
+ * made in a git folder comes first for git: in a bare repository it is
+ * the repository the next push or fetch outside runs hooks from (git's
+ * enter_repo() tries "path/.git" before "path"); held as an empty folder,
+ * which git passes over.
  */
 static const struct {
 	const char	*name;
@@ -63,7 +67,7 @@ static const struct {
 } git_names[] = {
 	{ "hooks", PATH_DIR }, { "config", PATH_FILE },
 	{ "config.worktree", PATH_FILE }, { "commondir", PATH_OTHER },
-	{ "modules", PATH_DIR }, { NULL, 0 }
+	{ "modules", PATH_DIR }, { ".git", PATH_DIR }, { NULL, 0 }
 };
 
 /* In worktrees/NAME: where its common folder and its checkout are. */
@@ -127,6 +131,20 @@ static const char *const home_files[] = {
 	".gradle/gradle.properties", ".m2/settings.xml", ".docker", ".kube",
 	".aws", ".config/direnv", ".Rprofile", ".psqlrc", ".config/go",
 	".config/pip", ".pip", ".cache/pip", ".config/pnpm", ".bunfig.toml",
+	".cargo/env", ".rbenv", ".rvm", ".nodenv", ".goenv", ".jenv",
+	".ghcup", ".cabal/bin", ".elan", ".juliaup", ".opam", ".fnm",
+	".local/share/fnm", ".local/share/uv", ".local/share/pipx",
+	".local/share/gem", ".gem", ".bundle/config", ".gemrc", ".irbrc",
+	".pythonrc", ".pythonrc.py", ".lesskey", ".config/lesskey",
+	".curlrc", ".config/.curlrc", ".wgetrc", ".config/wgetrc", ".netrc",
+	".mailcap", ".config/mimeapps.list", ".local/share/mime",
+	".lldbinit", ".ghci", ".guile", ".sbclrc", ".sqliterc", ".octaverc",
+	".Renviron", ".R", ".perldb", ".direnvrc", ".screenrc", ".editrc",
+	".nanorc", ".config/nano", ".config/helix", ".config/micro",
+	".config/nushell", ".xonshrc", ".config/xonsh", ".config/powershell",
+	".config/elvish", ".dir_colors", ".config/procps", ".config/htop",
+	".config/containers", ".condarc", ".terraformrc", ".vscode-server",
+	".cursor-server", ".config/JetBrains", ".local/share/JetBrains",
 	"Library/LaunchAgents", "Library/Preferences", NULL
 };
 
@@ -610,8 +628,64 @@ key_is(const char *key, const char *pat)
 
 static void protect_config(struct plist *, const struct strv *, const char *,
     const char *, int);
+static char *first_missing(const char *);
 static int protect_dotgit(struct plist *, const struct strv *, const char *,
-    int, int);
+    int);
+
+/*
+ * A submodule's folder: top and the path .gitmodules gives, spelled as
+ * git spells it ("./lib//sub/" is lib/sub). NULL for a path git refuses
+ * (absolute, or with a ".." part).
+ */
+static char *
+submodule_dir(const char *top, const char *val)
+{
+	char *copy, *part, *save, *rel, *dir;
+	size_t n = 0;
+
+	if (val[0] == '/')
+		return NULL;
+	copy = xstrdup(val);
+	rel = xmalloc(strlen(val) + 1);
+	for (part = strtok_r(copy, "/", &save); part != NULL;
+	    part = strtok_r(NULL, "/", &save)) {
+		if (strcmp(part, "..") == 0) {
+			free(copy);
+			free(rel);
+			return NULL;
+		}
+		if (strcmp(part, ".") == 0)
+			continue;
+		n += (size_t)sprintf(rel + n, "%s%s", n ? "/" : "", part);
+	}
+	free(copy);
+	dir = n ? path_join(top, rel) : NULL;
+	free(rel);
+	return dir;
+}
+
+/*
+ * A submodule whose .git is missing: held as an empty folder when its
+ * folder exists (git takes it as no repository). When the folder is
+ * missing too, its first missing part is held as an empty read-only
+ * folder, as git's checkout leaves a submodule not yet cloned: a name
+ * below a missing folder is one that bwrap cannot hold.
+ */
+static void
+protect_submodule_missing(struct plist *l, const struct strv *w,
+    const char *dir)
+{
+	char *git, *m;
+
+	if ((m = first_missing(dir)) != NULL) {
+		protect(l, w, m, PATH_DIR, 0);
+		free(m);
+		return;
+	}
+	git = path_join(dir, ".git");
+	protect(l, w, git, PATH_DIR, 0);
+	free(git);
+}
 
 /*
  * One "key = value" of a git config that names a file git reads as
@@ -630,11 +704,10 @@ protect_config_value(struct plist *l, const struct strv *w, const char *cfg,
 	/* .gitmodules: a submodule's .git, a folder or a pointer, is where
 	 * git status outside runs git again, with that folder's config. */
 	if (key_is(key, "submodule.*.path")) {
-		if (val[0] != '/' && strstr(val, "..") == NULL &&
-		    depth < GIT_DEPTH) {
-			dir = path_join(top, val);
+		if (depth < GIT_DEPTH && (dir = submodule_dir(top, val))) {
 			p = path_join(dir, ".git");
-			protect_dotgit(l, w, p, 1, depth + 1);
+			if (protect_dotgit(l, w, p, depth + 1) == 0)
+				protect_submodule_missing(l, w, dir);
 			free(p);
 			free(dir);
 		}
@@ -829,22 +902,18 @@ is_gitdir(const char *dir)
 /*
  * A .git: a folder is a git folder; a file (a gitdir pointer) is held
  * read-only so it cannot be pointed at a git dir the command made, and
- * the git folder it names is held where it is writable. A missing one is
- * held too when missing says so (a submodule's: an empty folder, which
- * git takes as no repository).
+ * the git folder it names is held where it is writable. 0 when there is
+ * none.
  */
 static int
 protect_dotgit(struct plist *l, const struct strv *w, const char *git,
-    int missing, int depth)
+    int depth)
 {
 	char *dir, *target;
 	struct stat st;
 
-	if (lstat(git, &st) < 0) {
-		if (missing && errno == ENOENT)
-			protect(l, w, git, PATH_DIR, 0);
+	if (lstat(git, &st) < 0)
 		return 0;
-	}
 	if (stat(git, &st) == 0 && S_ISDIR(st.st_mode)) {
 		protect_gitdir_at(l, w, git, depth);
 		return 1;
@@ -863,13 +932,14 @@ protect_dotgit(struct plist *l, const struct strv *w, const char *git,
  * The repositories that hold a writable folder: the folder itself and each
  * of its parents, as a bare repository or by their .git (a writable .git
  * folder belongs to the repository above), with protect_dotgit(). 1 when
- * the folder itself is a repository (its top, or a bare one).
+ * the folder itself is a repository (its top, or a bare one); 0 when a
+ * folder above is; -1 when none is.
  */
 static int
 protect_repos(struct plist *l, const struct strv *w, const char *folder)
 {
 	char *dir, *git, *slash;
-	int top = -1, found;
+	int top = -1, found, first = 1;
 
 	dir = xstrdup(folder);
 	for (;;) {
@@ -877,10 +947,13 @@ protect_repos(struct plist *l, const struct strv *w, const char *folder)
 		if (found)
 			protect_gitdir_at(l, w, dir, 0);
 		git = path_join(dir, ".git");
-		found |= protect_dotgit(l, w, git, 0, 0);
+		found |= protect_dotgit(l, w, git, 0);
 		free(git);
-		if (top == -1)
-			top = found;
+		if (first)
+			top = found ? 1 : -1;
+		else if (found && top == -1)
+			top = 0;
+		first = 0;
 		if (strcmp(dir, "/") == 0)
 			break;
 		slash = strrchr(dir, '/');
@@ -894,21 +967,20 @@ protect_repos(struct plist *l, const struct strv *w, const char *folder)
 }
 
 /*
- * The repositories below a writable folder that no repository holds
- * (-C ~/src, -w ~): in its folders and in theirs, not deeper, and in at
- * most NESTED_MAX folders, so that a large tree costs no more than a few
- * milliseconds of launch. Deeper ones are a caveat (see the man page).
+ * One folder's subfolders, each a repository (bare, or by its .git) held
+ * with its git folder, or else kept in next to be looked into. Counts
+ * each in *seen and stops at NESTED_MAX.
  */
 static void
-protect_nested(struct plist *l, const struct strv *w, const char *folder,
-    int level, size_t *seen)
+nested_level(struct plist *l, const struct strv *w, const char *folder,
+    struct strv *next, size_t *seen)
 {
 	struct dirent *de;
 	struct stat st;
 	char *sub, *git;
 	DIR *d;
 
-	if (level > 2 || (d = opendir(folder)) == NULL)
+	if ((d = opendir(folder)) == NULL)
 		return;
 	while (*seen < NESTED_MAX && (de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 ||
@@ -921,13 +993,36 @@ protect_nested(struct plist *l, const struct strv *w, const char *folder,
 			git = path_join(sub, ".git");
 			if (is_gitdir(sub))
 				protect_gitdir_at(l, w, sub, 0);
-			else if (!protect_dotgit(l, w, git, 0, 0))
-				protect_nested(l, w, sub, level + 1, seen);
+			else if (!protect_dotgit(l, w, git, 0) &&
+			    next != NULL &&
+			    strcmp(de->d_name, "node_modules") != 0)
+				strv_push(next, sub);
 			free(git);
 		}
 		free(sub);
 	}
 	closedir(d);
+}
+
+/*
+ * The repositories below a writable folder that no repository holds
+ * (-C ~/src, -w ~): in its folders, then in theirs (not node_modules,
+ * which holds packages, not checkouts), not deeper, and in at most
+ * NESTED_MAX folders, so that a large tree costs no more than a few
+ * milliseconds of launch. The first level is looked at whole before the
+ * second, so a large folder cannot use up the count before its siblings
+ * are seen. Deeper ones are a caveat (see the man page).
+ */
+static void
+protect_nested(struct plist *l, const struct strv *w, const char *folder)
+{
+	struct strv next = { 0 };
+	size_t i, seen = 0;
+
+	nested_level(l, w, folder, &next, &seen);
+	for (i = 0; i < next.n; i++)
+		nested_level(l, w, next.v[i], NULL, &seen);
+	strv_free(&next);
 }
 
 static char *
@@ -953,13 +1048,20 @@ static void
 compute_protected(const struct strv *w, const struct strv *cache,
     const char *home, struct plist *l)
 {
-	size_t i, j, seen;
+	size_t i, j;
 
 	for (i = 0; i < w->n; i++) {
-		/* Not a repository's top: the ones below it too. */
-		seen = 0;
-		if (!protect_repos(l, w, w->v[i]))
-			protect_nested(l, w, w->v[i], 1, &seen);
+		/* In a repository below its top (-w repo/sub): a .git made
+		 * there would be the repository git outside finds first in
+		 * that folder. In none: the repositories below it. */
+		switch (protect_repos(l, w, w->v[i])) {
+		case 0:
+			protect_in(l, w, w->v[i], ".git", PATH_DIR);
+			break;
+		case -1:
+			protect_nested(l, w, w->v[i]);
+			break;
+		}
 		for (j = 0; j < cache->n && strcmp(cache->v[j], w->v[i]); j++)
 			;
 		if (type_of(w->v[i]) != PATH_DIR || j < cache->n)

@@ -272,6 +272,10 @@ home_attack() {
 	echo 'orig rc' >"$home/.bashrc"
 	echo 'notes' >"$home/notes"
 	mkdir -p "$home/.config/other"
+	# Existing ones: under bwrap's seal these stay writable unless held.
+	for f in .lesskey .config/lesskey .curlrc .wgetrc .irbrc .netrc .mailcap; do
+		echo orig >"$home/$f"
+	done
 	# Folders a real home has, where a new file runs code later.
 	mkdir -p "$home/.local/lib/python3/site-packages" "$home/.pyenv/shims"
 	before=$(cd "$home" && ls -A . .config)
@@ -284,7 +288,10 @@ home_attack() {
 		    .ssh .local/bin .cargo/config.toml .npmrc .emacs .vimrc \
 		    .config/go/env .local/lib/python3/site-packages/x.pth \
 		    .gdbinit .bash_completion .tmux.conf .pyenv/shims/python3 \
-		    .local/share/applications/x.desktop .ipython/x; do
+		    .local/share/applications/x.desktop .ipython/x .lesskey \
+		    .config/lesskey .curlrc .wgetrc .irbrc .cargo/env .netrc \
+		    .local/share/uv/tools/x .mailcap .config/mimeapps.list \
+		    .config/helix/config.toml .vscode-server/x .rbenv/shims/ruby; do
 			mkdir -p "$(dirname "$f")" 2>/dev/null
 			mkdir -p "$f" 2>/dev/null && echo "made $f"
 			echo evil >"$f" 2>/dev/null && echo "wrote $f"
@@ -295,9 +302,13 @@ home_attack() {
 	[ "$(kv stdout)" = '' ]
 	[ "$(cat "$home/notes")" = ok ] && [ "$(cat "$home/.config/other/x")" = ok ]
 	[ "$(cat "$home/.bashrc")" = 'orig rc' ]
+	for f in .lesskey .config/lesskey .curlrc .wgetrc .irbrc .netrc .mailcap; do
+		[ "$(cat "$home/$f")" = orig ] || { echo "changed: $f" >&2; return 1; }
+	done
 	for f in .bash_login .bash_profile .zlogin .gitconfig .config/git .config/autostart .ssh \
 	    .config/go .local/lib/python3/site-packages/x.pth .gdbinit .bash_completion \
-	    .pyenv/shims/python3 .local/share/applications; do
+	    .pyenv/shims/python3 .local/share/applications .cargo/env .local/share/uv \
+	    .config/mimeapps.list .config/helix .vscode-server .rbenv; do
 		[ ! -e "$home/$f" ] || { echo "made: $f" >&2; return 1; }
 	done
 }
@@ -515,6 +526,137 @@ below() {
 
 @test "landlock: repositories below a writable folder outside any repository are held" {
 	below landlock
+}
+
+# A bare repository: a .git made in it is the repository that the next
+# push outside enters (git tries path/.git before path), with its hooks.
+bare_dotgit() {
+	local b=$1
+	shift
+	need "$b"
+	git clone -q --bare "$ws" "$top/bare.git"
+	HOME="$home" run --separate-stderr "$SBX" --backend "$b" --host-tmp \
+	    -C "$top/bare.git" "$@" -- sh -c '
+		mkdir .git 2>/dev/null
+		cp -r HEAD objects refs .git/ 2>/dev/null
+		printf "[core]\n\tbare = true\n" >.git/config 2>/dev/null
+		mkdir -p .git/hooks 2>/dev/null
+		printf "#!/bin/sh\ntouch %s\n" "$1" >.git/hooks/pre-receive 2>/dev/null &&
+		    chmod +x .git/hooks/pre-receive && echo planted
+		exit 0' sh "$out/pre-receive-ran" 3>&-
+	[ "$status" -eq 0 ]
+	git -C "$ws" commit -q --allow-empty -m two
+	git -C "$ws" push -q "$top/bare.git" HEAD:refs/heads/new 2>/dev/null || true
+}
+
+@test "bwrap: a .git made in a bare repository cannot take over its next push" {
+	bare_dotgit bwrap
+	[ "$(kv stdout)" = '' ]
+	[ ! -e "$out/pre-receive-ran" ]
+	git -C "$top/bare.git" rev-parse -q --verify refs/heads/new
+}
+
+@test "landlock: a .git made in a bare repository cannot take over its next push" {
+	bare_dotgit landlock
+	[ "$(kv stdout)" = '' ]
+	[ ! -e "$out/pre-receive-ran" ]
+	git -C "$top/bare.git" rev-parse -q --verify refs/heads/new
+}
+
+@test "bwrap: the bare .git takeover works with --no-protect (positive control)" {
+	bare_dotgit bwrap --no-protect
+	[ "$(kv stdout)" = 'planted\n' ]
+	[ -e "$out/pre-receive-ran" ]
+}
+
+# -w a folder below a worktree's top: a repository made there is the one
+# git outside finds first in that folder.
+inner_repo() {
+	local b=$1
+	shift
+	need "$b"
+	mkdir -p "$ws/sub"
+	echo x >"$ws/sub/kept"
+	git -C "$ws" add sub/kept
+	git -C "$ws" commit -q -m sub
+	HOME="$home" run --separate-stderr "$SBX" --backend "$b" --host-tmp \
+	    -C "$ws/sub" "$@" -- sh -c '
+		git init -q . 2>/dev/null || exit 0
+		git config core.fsmonitor "touch $1; false" && echo planted
+		echo y >file && echo file
+		exit 0' sh "$out/fsmonitor-ran" 3>&-
+	[ "$status" -eq 0 ]
+	git -C "$ws/sub" status >/dev/null 2>&1 || true
+}
+
+@test "bwrap: -w below a worktree's top: no repository can be made there" {
+	inner_repo bwrap
+	[ "$(kv stdout)" = '' ]
+	[ ! -e "$out/fsmonitor-ran" ]
+	# The folder is the command's; git outside sees one repository.
+	[ "$(git -C "$ws/sub" rev-parse --show-toplevel)" = "$ws" ]
+}
+
+@test "landlock: -w below a worktree's top: no repository can be made there" {
+	inner_repo landlock
+	[ "$(kv stdout)" = '' ]
+	[ ! -e "$out/fsmonitor-ran" ]
+	[ "$(git -C "$ws/sub" rev-parse --show-toplevel)" = "$ws" ]
+}
+
+@test "bwrap: a repository made below a worktree's top runs its fsmonitor with --no-protect (positive control)" {
+	inner_repo bwrap --no-protect
+	[ -e "$out/fsmonitor-ran" ]
+}
+
+# .gitmodules spells a path as git allows ("./lib/"), and names a
+# submodule whose folder is missing: its .git cannot be made either way.
+submodule_spelling() {
+	local b=$1
+	need "$b"
+	git init -q "$top/lib"
+	git -C "$top/lib" commit -q --allow-empty -m lib
+	git -C "$ws" -c protocol.file.allow=always submodule -q add "$top/lib" lib
+	printf '[submodule "gone"]\n\tpath = ./deps//gone/\n\turl = ./gone\n' >>"$ws/.gitmodules"
+	sed -i 's|path = lib|path = ./lib/|' "$ws/.gitmodules"
+	git -C "$ws" commit -q -am sub
+	ptr=$(cat "$ws/lib/.git")
+	sb "$b" -- sh -c '
+		echo "gitdir: ../evil.git" >lib/.git 2>/dev/null && echo pointer
+		mkdir -p deps/gone/.git 2>/dev/null && echo gone
+		echo x >lib/file && echo x >file && echo files
+		exit 0'
+	[ "$status" -eq 0 ]
+	[ "$(kv stdout)" = 'files\n' ]
+	[ "$(cat "$ws/lib/.git")" = "$ptr" ]
+	[ ! -e "$ws/deps/gone/.git" ]
+}
+
+@test "bwrap: a submodule path spelled ./lib/, and one whose folder is missing, are held" {
+	submodule_spelling bwrap
+}
+
+@test "landlock: a submodule path spelled ./lib/, and one whose folder is missing, are held" {
+	submodule_spelling landlock
+}
+
+# The folders below a writable folder outside any repository are looked
+# at level by level: a large folder cannot use up the count before a
+# repository beside it is seen.
+@test "bwrap: a repository beside large folders is held (the first level is seen whole)" {
+	need bwrap
+	mkdir -p "$top/src"
+	for d in big1 big2; do
+		(cd "$top/src" && mkdir -p $d && cd $d && mkdir $(seq -f 'd%g' 1 600))
+	done
+	git init -q "$top/src/p1"
+	ws="$top/src" sb bwrap -- sh -c '
+		echo evil >p1/.git/hooks/post-commit 2>/dev/null && echo p1
+		echo x >p1/file && echo file
+		exit 0'
+	[ "$status" -eq 0 ]
+	[ "$(kv stdout)" = 'file\n' ]
+	[ ! -e "$top/src/p1/.git/hooks/post-commit" ]
 }
 
 # A protected name that is a symbolic link: a shared hooks folder, a
