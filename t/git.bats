@@ -418,7 +418,7 @@ config_refs() {
 
 @test "bwrap: a writable path the user cannot write in gets no placeholder, and the run works" {
 	need bwrap
-	is_root || sbx_skip "needs root to make a folder nobody cannot write in"
+	is_root || skip "needs root to make a folder nobody cannot write in"
 	command -v setpriv >/dev/null || sbx_skip "setpriv is not installed"
 	# bats' own folder is root's alone: a folder nobody can reach.
 	scratch=$(mktemp -d /tmp/sbx-git-ro.XXXXXX)
