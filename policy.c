@@ -149,6 +149,20 @@ static const char *const home_files[] = {
 };
 
 /*
+ * Paths already walked (git folders, configs), each with the smallest
+ * depth it was walked at: found again at that depth or deeper, a walk
+ * would find nothing new, so a cycle, or a fan of submodules or
+ * includes that all name one path, costs one walk per depth, not one per
+ * way there.
+ */
+struct seen {
+	char	**path;
+	int	 *depth;
+	size_t	  n;
+	size_t	  cap;
+};
+
+/*
  * A rule list under construction, and the protected names that do not
  * exist in a folder that does (policy->missing).
  */
@@ -157,6 +171,7 @@ struct plist {
 	size_t		 n;
 	size_t		 cap;
 	struct strv	 missing;
+	struct seen	 gitdirs;	/* the git folders walked */
 };
 
 static enum path_type
@@ -230,6 +245,41 @@ is_placeholder(const char *path, enum path_type create)
 	return n == 0;
 }
 
+/* 1 when path was walked at depth or less; else noted at depth, 0. */
+static int
+seen_before(struct seen *s, const char *path, int depth)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (strcmp(s->path[i], path) == 0) {
+			if (s->depth[i] <= depth)
+				return 1;
+			s->depth[i] = depth;
+			return 0;
+		}
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 8;
+		s->path = xrealloc(s->path, s->cap * sizeof(*s->path));
+		s->depth = xrealloc(s->depth, s->cap * sizeof(*s->depth));
+	}
+	s->path[s->n] = xstrdup(path);
+	s->depth[s->n++] = depth;
+	return 0;
+}
+
+static void
+seen_free(struct seen *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->path[i]);
+	free(s->path);
+	free(s->depth);
+	memset(s, 0, sizeof(*s));
+}
+
 static int
 plist_has(const struct plist *l, const char *path)
 {
@@ -271,6 +321,7 @@ plist_free(struct plist *l)
 	l->r = NULL;
 	l->n = l->cap = 0;
 	strv_free(&l->missing);
+	seen_free(&l->gitdirs);
 }
 
 /* The deepest writable folder that holds path, or NULL. */
@@ -843,6 +894,9 @@ protect_gitdir(struct plist *l, const struct strv *w, const char *g,
 	char *p, *common, *top;
 	size_t i;
 
+	/* A submodule path of "." names its own git folder again. */
+	if (seen_before(&l->gitdirs, g, depth))
+		return;
 	for (i = 0; git_names[i].name; i++)
 		protect_in(l, w, g, git_names[i].name, git_names[i].create);
 	protect_worktrees(l, w, g);

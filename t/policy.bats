@@ -371,3 +371,18 @@ before() {
 	dry landlock -C "$home" -- true
 	grep -qxF "# supervisor: entries of $home and of the folders made in it" <<<"$output"
 }
+
+@test "a submodule path that names its own git folder, or a fan of them, is walked once" {
+	# .git/config's own "path = ." led back to itself without end (a
+	# crash); 60 of them in a nested repository's .gitmodules, 60^4 walks.
+	printf '[submodule "x"]\n\tpath = .\n' >>"$ws/.git/config"
+	mkdir -p "$ws/src/p/.git/hooks"
+	for i in $(seq 60); do
+		printf '[submodule "a%d"]\n\tpath = .\n' "$i"
+	done >"$ws/src/p/.gitmodules"
+	run --separate-stderr timeout 10 env -i PATH=/usr/bin:/bin HOME="$home" \
+	    "$SBX" --dry-run --backend bwrap -C "$ws/src" -- true </dev/null
+	[ "$status" -eq 0 ]
+	dry bwrap -- true
+	binds ro "$ws/.git/hooks"
+}
