@@ -218,7 +218,9 @@ before() {
 
 @test "bwrap: the private /tmp is a tmpfs before every rule, bounded, TMPDIR=/tmp" {
 	dry bwrap -- true
-	in_order --ro-bind / / --cap-add
+	# root's line keeps the capabilities that --cap-add names; nobody's
+	# has none to keep
+	if is_root; then in_order --ro-bind / / --cap-add; fi
 	grep -qx -- --size <<<"$words"
 	before --tmpfs "$ws"
 	in_order --perms 1777 --tmpfs /tmp --bind-fd 10 "$ws"
