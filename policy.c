@@ -907,7 +907,10 @@ config_entry(void *arg, const char *key, const char *val)
 	else if (strcmp(key, "include.path") == 0 ||
 	    key_is(key, "includeif.*.path"))
 		config_include(c, val);
-	else if (strcmp(key, "core.hookspath") == 0) {
+	/* Hooks run from core.hooksPath; git init and git clone copy
+	 * init.templateDir's hooks (and its config) into the new folder. */
+	else if (strcmp(key, "core.hookspath") == 0 ||
+	    strcmp(key, "init.templatedir") == 0) {
 		if ((p = config_path(c, val, c->top)) != NULL)
 			protect(c->l, c->w, p, PATH_DIR, 0);
 		free(p);
