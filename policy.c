@@ -179,6 +179,7 @@ struct plist {
 	struct seen	 gitdirs;	/* the git folders walked */
 	struct seen	 configs;	/* the git configs read */
 	const char	*home;		/* resolved, or NULL */
+	struct strv	 globals;	/* the user's and system's git configs */
 	char		*config_err;	/* a config that could not be read
 					   whole: the run fails */
 };
@@ -332,6 +333,7 @@ plist_free(struct plist *l)
 	strv_free(&l->missing);
 	seen_free(&l->gitdirs);
 	seen_free(&l->configs);
+	strv_free(&l->globals);
 	free(l->config_err);
 	l->config_err = NULL;
 }
@@ -1011,6 +1013,20 @@ protect_config(struct plist *l, const struct strv *w, const char *cfg,
 	config_read(&c, cfg, 0);
 }
 
+/*
+ * The configs git reads in every repository besides the repository's
+ * own, for the repository whose worktree's top is top (NULL: for none).
+ */
+static void
+protect_global_configs(struct plist *l, const struct strv *w,
+    const char *top, int depth)
+{
+	size_t i;
+
+	for (i = 0; i < l->globals.n; i++)
+		protect_config(l, w, l->globals.v[i], top, depth);
+}
+
 /* Where hooks and aliases run for git folder g: its worktree's top. */
 static char *
 git_top(const char *g)
@@ -1061,6 +1077,7 @@ protect_gitdir(struct plist *l, const struct strv *w, const char *g,
 	p = path_join(g, "config.worktree");
 	protect_config(l, w, p, top, 0);
 	free(p);
+	protect_global_configs(l, w, top, 0);
 	/* The worktree's submodules, where they are checked out (depth
 	 * bounds a submodule path that leads back through a link). */
 	if (strcmp(top, g) != 0) {
@@ -1246,9 +1263,35 @@ home_dir(void)
 }
 
 /*
+ * The configs git reads in every repository besides its own: the
+ * system's, the user's (XDG_CONFIG_HOME's or ~/.config's git/config, and
+ * ~/.gitconfig), and those GIT_CONFIG_SYSTEM and GIT_CONFIG_GLOBAL name
+ * instead. All of them, whichever git would choose: git outside may run
+ * with another environment than sbx's.
+ */
+static void
+global_configs(struct plist *l)
+{
+	const char *e;
+
+	strv_push(&l->globals, "/etc/gitconfig");
+	if ((e = getenv("GIT_CONFIG_SYSTEM")) != NULL && e[0] == '/')
+		strv_push(&l->globals, e);
+	if ((e = getenv("XDG_CONFIG_HOME")) != NULL && e[0] == '/')
+		strv_pushf(&l->globals, "%s/git/config", e);
+	if (l->home != NULL) {
+		strv_pushf(&l->globals, "%s/.config/git/config", l->home);
+		strv_pushf(&l->globals, "%s/.gitconfig", l->home);
+	}
+	if ((e = getenv("GIT_CONFIG_GLOBAL")) != NULL && e[0] == '/')
+		strv_push(&l->globals, e);
+}
+
+/*
  * Each writable folder's repositories and, but in sbx's own cache
  * folders, which no editor or agent opens, its editor and agent names;
- * then the home's names.
+ * the user's and system's git configs and what they name (for each
+ * repository, and for none); then the home's names.
  */
 static void
 compute_protected(const struct strv *w, const struct strv *cache,
@@ -1257,6 +1300,7 @@ compute_protected(const struct strv *w, const struct strv *cache,
 	size_t i, j;
 
 	l->home = home;
+	global_configs(l);
 	for (i = 0; i < w->n; i++) {
 		/* In a repository below its top (-w repo/sub): a .git made
 		 * there would be the repository git outside finds first in
@@ -1275,6 +1319,12 @@ compute_protected(const struct strv *w, const struct strv *cache,
 			continue;
 		for (j = 0; workspace_names[j]; j++)
 			protect_in(l, w, w->v[i], workspace_names[j], PATH_DIR);
+	}
+	/* Outside any repository, a relative hooks folder or program names
+	 * nothing known; the rest counts for the next git init or clone. */
+	for (i = 0; i < l->globals.n; i++) {
+		protect(l, w, l->globals.v[i], PATH_MISSING, 0);
+		protect_config(l, w, l->globals.v[i], NULL, 0);
 	}
 	/* Candidates in $HOME count wherever they are writable: -w ~/.config
 	 * exposes .config/fish as much as a writable $HOME does. */
