@@ -37,7 +37,7 @@ struct parser {
 	struct sbuf	 sect;	/* "section" or "section.sub" */
 	struct sbuf	 key;
 	struct sbuf	 v;
-	struct sbuf	 old;	/* v as git before 2.46 reads it */
+	struct sbuf	 old;	/* v as older git reads it */
 	void		(*fn)(void *, const char *, const char *);
 	void		*arg;
 };
@@ -53,6 +53,7 @@ sbuf_add(struct sbuf *b, int c)
 	b->s[b->n] = '\0';
 }
 
+/* b cut to n characters, n at most its length. */
 static void
 sbuf_set(struct sbuf *b, size_t n)
 {
