@@ -11,15 +11,17 @@
  * writable folder from being renamed away is the backend's own business.
  * Invariants: every rule path is absolute and resolved (no symlink in it),
  * except placeholders, missing --deny paths and the missing names, whose
- * parent is resolved; the protected list never fails the run: a protected
- * path that cannot be used is skipped. A protected name is held whether
- * or not it exists: one that does not exist is either a rule with a
- * placeholder (an empty folder or file that bwrap mounts read-only, a
- * name the others refuse to make) or goes to the policy's missing list,
- * held by name (Seatbelt, the Landlock supervisor; bwrap seals the folder
- * when it lies in the home, see policy->home). No I/O besides stat,
- * readdir, realpath, readlink, reading a git folder's pointer files, and
- * the O_PATH descriptors that note the held paths' inodes (note_held()).
+ * parent is resolved; the protected list never fails the run but for a
+ * git config that cannot be read whole (what it names is unknown): a
+ * protected path that cannot be used is skipped. A protected name is
+ * held whether or not it exists: one that does not exist is either a
+ * rule with a placeholder (an empty folder or file that bwrap mounts
+ * read-only, a name the others refuse to make) or goes to the policy's
+ * missing list, held by name (Seatbelt, the Landlock supervisor; bwrap
+ * seals the folder when it lies in the home, see policy->home). No I/O
+ * besides stat, readdir, realpath, readlink, reading a git folder's
+ * pointer files and git configs (gitcfg.c parses them), and the O_PATH
+ * descriptors that note the held paths' inodes (note_held()).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -38,6 +40,9 @@
 #define LINK_DEPTH	8	/* dangling links followed to a name */
 #define NESTED_MAX	512	/* folders looked at for repositories below a
 				   writable folder outside any repository */
+#define INCLUDE_DEPTH	10	/* git's bound on nested config includes */
+#define CONFIG_MAX	(1024 * 1024)	/* the largest git config read; a
+				   larger one fails the run */
 
 /* What bwrap's --dev binds in, and what Landlock lets the command open. */
 const char *const sbx_devices[] = {
@@ -172,6 +177,11 @@ struct plist {
 	size_t		 cap;
 	struct strv	 missing;
 	struct seen	 gitdirs;	/* the git folders walked */
+	struct seen	 configs;	/* the git configs read */
+	const char	*home;		/* resolved, or NULL */
+	struct strv	 globals;	/* the user's and system's git configs */
+	char		*config_err;	/* a config that could not be read
+					   whole: the run fails */
 };
 
 static enum path_type
@@ -322,6 +332,10 @@ plist_free(struct plist *l)
 	l->n = l->cap = 0;
 	strv_free(&l->missing);
 	seen_free(&l->gitdirs);
+	seen_free(&l->configs);
+	strv_free(&l->globals);
+	free(l->config_err);
+	l->config_err = NULL;
 }
 
 /* The deepest writable folder that holds path, or NULL. */
@@ -648,8 +662,6 @@ protect_worktrees(struct plist *l, const struct strv *w, const char *g)
 	free(wt);
 }
 
-static char *home_dir(void);
-
 /* Keys whose value is a program to run: its first word, when a path. */
 static const char *const git_program_keys[] = {
 	"core.fsmonitor", "core.editor", "core.pager", "core.sshcommand",
@@ -660,7 +672,10 @@ static const char *const git_program_keys[] = {
 	"merge.*.driver", "pager.*", "alias.*", NULL
 };
 
-/* key (lower case) matches pattern, where "*" stands for a subsection. */
+/*
+ * key matches pattern, where "*" stands for a subsection, or at the end
+ * for the rest of the key (an alias's name may hold a dot).
+ */
 static int
 key_is(const char *key, const char *pat)
 {
@@ -672,13 +687,11 @@ key_is(const char *key, const char *pat)
 		return 0;
 	key += star - pat;
 	if (star[1] == '\0')
-		return strchr(key, '.') == NULL && *key != '\0';
+		return *key != '\0';
 	return (dot = strrchr(key, '.')) != NULL && dot != key &&
 	    strcmp(dot, star + 1) == 0;
 }
 
-static void protect_config(struct plist *, const struct strv *, const char *,
-    const char *, int);
 static char *first_missing(const char *);
 static int protect_dotgit(struct plist *, const struct strv *, const char *,
     int);
@@ -739,124 +752,279 @@ protect_submodule_missing(struct plist *l, const struct strv *w,
 }
 
 /*
- * One "key = value" of a git config that names a file git reads as
- * configuration or a program it runs, or hooks: held where writable. A
- * relative hooks folder or program is found from top (where hooks and
- * aliases run), an include from the config's own folder.
+ * A git config being read: the file, and the repository it is read for.
+ * top is where hooks and programs run (the worktree's top), from where a
+ * relative hooks folder or program is found; NULL when there is none (a
+ * global config read for no repository). depth is the git folder's, and
+ * bounds submodules; include counts the includes that led here.
+ */
+struct cfgwalk {
+	struct plist		*l;
+	const struct strv	*w;
+	const char		*path;
+	const char		*top;
+	int			 depth;
+	int			 include;
+};
+
+static void config_read(const struct cfgwalk *, const char *, int);
+
+/*
+ * A path in a config as git's interpolate_path() reads it: "~" and
+ * "~/..." in HOME, "~user/..." in that user's home, a relative one from
+ * base. A new string, or NULL when it names nothing sbx can find.
+ */
+static char *
+config_path(const struct cfgwalk *c, const char *val, const char *base)
+{
+	const char *rest, *home = c->l->home;
+	struct passwd *pw = NULL;
+	char *user;
+
+	if (val[0] == '/')
+		return xstrdup(val);
+	if (val[0] != '~')
+		return base != NULL ? path_join(base, val) : NULL;
+	rest = val + 1 + strcspn(val + 1, "/");
+	if (rest > val + 1) {
+		user = xasprintf("%.*s", (int)(rest - val - 1), val + 1);
+		pw = getpwnam(user);
+		free(user);
+		home = pw != NULL ? pw->pw_dir : NULL;
+	}
+	if (home == NULL || home[0] != '/')
+		return NULL;
+	return *rest == '\0' ? xstrdup(home) : path_join(home, rest + 1);
+}
+
+/*
+ * include.path, includeIf.*.path: held, and read the same way. Every
+ * condition counts as true: what an includeIf names on one branch, or in
+ * one folder, is read there by git outside.
  */
 static void
-protect_config_value(struct plist *l, const struct strv *w, const char *cfg,
-    const char *top, const char *key, char *val, int depth)
+config_include(const struct cfgwalk *c, const char *val)
 {
-	const char *base = top;
-	char *dir, *p, *home;
-	size_t i, n;
+	char *dir, *p;
 
-	/* .gitmodules: a submodule's .git, a folder or a pointer, is where
-	 * git status outside runs git again, with that folder's config. */
-	if (key_is(key, "submodule.*.path")) {
-		if (depth < GIT_DEPTH && (dir = submodule_dir(top, val))) {
-			p = path_join(dir, ".git");
-			if (protect_dotgit(l, w, p, depth + 1) == 0)
-				protect_submodule_missing(l, w, dir);
-			free(p);
-			free(dir);
-		}
-		return;
+	dir = xstrdup(c->path);
+	*(strrchr(dir, '/') == dir ? dir + 1 : strrchr(dir, '/')) = '\0';
+	if ((p = config_path(c, val, dir)) != NULL) {
+		protect(c->l, c->w, p, PATH_MISSING, 0);
+		/* git reads INCLUDE_DEPTH nested includes and fails at the
+		 * next one, so what lies deeper is never read. */
+		if (c->include < INCLUDE_DEPTH)
+			config_read(c, p, c->include + 1);
 	}
-	if (strcmp(key, "include.path") == 0 ||
-	    key_is(key, "includeif.*.path")) {
-		dir = xstrdup(cfg);
-		*strrchr(dir, '/') = '\0';
-		base = dir;
-	} else if (strcmp(key, "core.hookspath") == 0)
-		dir = NULL;
-	else {
-		for (i = 0; git_program_keys[i]; i++)
-			if (key_is(key, git_program_keys[i]))
-				break;
-		if (git_program_keys[i] == NULL)
-			return;
-		if (*val == '!')
-			val++;
-		val += strspn(val, " \t");
-		n = strcspn(val, " \t;|&<>");
-		val[n] = '\0';
-		/* A bare name is found on PATH, outside: not the command's. */
-		if (strchr(val, '/') == NULL)
-			return;
-		dir = NULL;
-	}
-	if (strncmp(val, "~/", 2) == 0 && (home = home_dir()) != NULL) {
-		p = path_join(home, val + 2);
-		free(home);
-	} else
-		p = val[0] == '/' ? xstrdup(val) : path_join(base, val);
-	protect(l, w, p, strcmp(key, "core.hookspath") ? PATH_MISSING :
-	    PATH_DIR, 0);
-	if (dir != NULL && depth < GIT_DEPTH)
-		protect_config(l, w, p, top, depth + 1);
 	free(p);
 	free(dir);
 }
 
 /*
- * A git config file, read for the keys above: "[section]" and
- * "[section \"sub\"]" headers, "key = value" lines, a value unquoted
- * when whole. Enough to find the paths; git itself reads the file.
+ * The first word of a shell command, its quotes taken off ("'/x y' z"
+ * is /x y): what the shell git starts runs. NULL when it has none.
  */
+static char *
+first_word(const char *cmd)
+{
+	char *w = xmalloc(strlen(cmd) + 1), *o = w, q = 0;
+	const char *s = cmd + strspn(cmd, " \t\n");
+
+	for (; *s != '\0'; s++) {
+		if (q == 0 && strchr(" \t\n;|&<>()", *s) != NULL)
+			break;
+		if (q == 0 && (*s == '\'' || *s == '"'))
+			q = *s;
+		else if (q != 0 && *s == q)
+			q = 0;
+		else if (q != '\'' && *s == '\\' && s[1] != '\0')
+			*o++ = *++s;
+		else
+			*o++ = *s;
+	}
+	*o = '\0';
+	if (o == w) {
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+/*
+ * A program a key names ("!" before a shell command in an alias): held
+ * when given by path. A bare name is found on PATH, outside: not the
+ * command's.
+ */
+static void
+config_program(const struct cfgwalk *c, const char *val)
+{
+	char *word, *p;
+
+	if ((word = first_word(val + (val[0] == '!'))) == NULL)
+		return;
+	if (strchr(word, '/') != NULL &&
+	    (p = config_path(c, word, c->top)) != NULL) {
+		protect(c->l, c->w, p, PATH_MISSING, 0);
+		free(p);
+	}
+	free(word);
+}
+
+/*
+ * submodule.*.path (in .gitmodules): a submodule's .git, a folder or a
+ * pointer, is where git status outside runs git again, with that
+ * folder's config.
+ */
+static void
+config_submodule(const struct cfgwalk *c, const char *val)
+{
+	char *dir, *p;
+
+	if (c->top == NULL || c->depth >= GIT_DEPTH ||
+	    (dir = submodule_dir(c->top, val)) == NULL)
+		return;
+	p = path_join(dir, ".git");
+	if (protect_dotgit(c->l, c->w, p, c->depth + 1) == 0)
+		protect_submodule_missing(c->l, c->w, dir);
+	free(p);
+	free(dir);
+}
+
+/*
+ * One key of a git config that names a file git reads as configuration,
+ * a folder it runs hooks or copies them from, or a program it runs: held
+ * where writable. A key without a value names nothing.
+ */
+static void
+config_entry(void *arg, const char *key, const char *val)
+{
+	const struct cfgwalk *c = arg;
+	char *p;
+	size_t i;
+
+	if (val == NULL || *val == '\0')
+		return;
+	if (key_is(key, "submodule.*.path"))
+		config_submodule(c, val);
+	else if (strcmp(key, "include.path") == 0 ||
+	    key_is(key, "includeif.*.path"))
+		config_include(c, val);
+	/* Hooks run from core.hooksPath; git init and git clone copy
+	 * init.templateDir's hooks (and its config) into the new folder. */
+	else if (strcmp(key, "core.hookspath") == 0 ||
+	    strcmp(key, "init.templatedir") == 0) {
+		if ((p = config_path(c, val, c->top)) != NULL)
+			protect(c->l, c->w, p, PATH_DIR, 0);
+		free(p);
+	} else
+		for (i = 0; git_program_keys[i]; i++)
+			if (key_is(key, git_program_keys[i])) {
+				config_program(c, val);
+				return;
+			}
+}
+
+/*
+ * A config's text, whole: NULL when there is none to read (missing, not
+ * a regular file: a FIFO an include names would block). One larger than
+ * CONFIG_MAX, or that fails while read, fails the run (l->config_err):
+ * what it names is unknown, and a part of it read as the whole could
+ * miss what git reads.
+ */
+static char *
+config_text(struct plist *l, const char *path, size_t *len)
+{
+	struct stat st;
+	size_t cap;
+	ssize_t n = 0;
+	char *buf;
+	int fd, err = 0;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return NULL;
+	}
+	cap = st.st_size < CONFIG_MAX ? (size_t)st.st_size + 1 :
+	    CONFIG_MAX + 1;
+	buf = xmalloc(cap);
+	/* To its end, not to st_size: the file may grow meanwhile. */
+	for (*len = 0; *len <= CONFIG_MAX; *len += (size_t)n) {
+		if (*len == cap) {
+			cap = 2 * cap < CONFIG_MAX + 1 ? 2 * cap :
+			    CONFIG_MAX + 1;
+			buf = xrealloc(buf, cap);
+		}
+		if ((n = read(fd, buf + *len, cap - *len)) <= 0) {
+			err = errno;
+			break;
+		}
+	}
+	close(fd);
+	if (n < 0 || *len > CONFIG_MAX) {
+		if (l->config_err == NULL)
+			l->config_err = n < 0 ? xasprintf("%s: %s",
+			    shown(path), strerror(err)) : xasprintf("%s: a "
+			    "git config larger than %d MiB: what it names is "
+			    "unknown", shown(path), CONFIG_MAX >> 20);
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/*
+ * Read the config at path for what it names, once for each repository
+ * and include depth (a config that includes itself, or a fan of
+ * includes, costs one read per depth).
+ */
+static void
+config_read(const struct cfgwalk *from, const char *path, int include)
+{
+	struct cfgwalk c = *from;
+	char *key, *text;
+	size_t len;
+	int done;
+
+	key = xasprintf("%d %s\n%s", c.depth, c.top ? c.top : "", path);
+	done = seen_before(&c.l->configs, key, include);
+	free(key);
+	if (done || (text = config_text(c.l, path, &len)) == NULL)
+		return;
+	c.path = path;
+	c.include = include;
+	gitcfg_parse(text, len, config_entry, &c);
+	free(text);
+}
+
+/* A repository's config (or .gitmodules) at cfg, its worktree's top. */
 static void
 protect_config(struct plist *l, const struct strv *w, const char *cfg,
     const char *top, int depth)
 {
-	char line[PATH_MAX], sect[256] = "", key[512], *k, *v, *e;
-	struct stat st;
-	FILE *f;
-	int fd;
+	struct cfgwalk c;
 
-	/* A regular file only: a FIFO named by an include would block. */
-	if ((fd = open(cfg, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
-		return;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (f = fdopen(fd, "r")) == NULL) {
-		close(fd);
-		return;
-	}
-	while (fgets(line, sizeof(line), f) != NULL) {
-		line[strcspn(line, "\r\n")] = '\0';
-		k = line + strspn(line, " \t");
-		if (*k == '[') {
-			if ((e = strchr(k, ']')) == NULL)
-				continue;
-			*e = '\0';
-			snprintf(sect, sizeof(sect), "%s", k + 1);
-			if ((v = strchr(sect, ' ')) != NULL) {
-				*v = '.';
-				memmove(v + 1, v + 1 + strspn(v + 1, " \""),
-				    strlen(v + 1 + strspn(v + 1, " \"")) + 1);
-				if ((e = strrchr(v, '"')) != NULL)
-					*e = '\0';
-			}
-			continue;
-		}
-		if (*k == '#' || *k == ';' || (v = strchr(k, '=')) == NULL)
-			continue;
-		*v++ = '\0';
-		k[strcspn(k, " \t")] = '\0';
-		v += strspn(v, " \t");
-		if ((e = v + strlen(v)) > v && *v == '"' && e[-1] == '"') {
-			e[-1] = '\0';
-			v++;
-		}
-		snprintf(key, sizeof(key), "%s.%s", sect, k);
-		/* Section and key are case-insensitive; compare lower case. */
-		for (e = key; *e; e++)
-			if (*e >= 'A' && *e <= 'Z')
-				*e = (char)(*e - 'A' + 'a');
-		if (*v != '\0')
-			protect_config_value(l, w, cfg, top, key, v, depth);
-	}
-	fclose(f);
+	memset(&c, 0, sizeof(c));
+	c.l = l;
+	c.w = w;
+	c.top = top;
+	c.depth = depth;
+	config_read(&c, cfg, 0);
+}
+
+/*
+ * The configs git reads in every repository besides the repository's
+ * own, for the repository whose worktree's top is top (NULL: for none).
+ */
+static void
+protect_global_configs(struct plist *l, const struct strv *w,
+    const char *top, int depth)
+{
+	size_t i;
+
+	for (i = 0; i < l->globals.n; i++)
+		protect_config(l, w, l->globals.v[i], top, depth);
 }
 
 /* Where hooks and aliases run for git folder g: its worktree's top. */
@@ -909,6 +1077,7 @@ protect_gitdir(struct plist *l, const struct strv *w, const char *g,
 	p = path_join(g, "config.worktree");
 	protect_config(l, w, p, top, 0);
 	free(p);
+	protect_global_configs(l, w, top, 0);
 	/* The worktree's submodules, where they are checked out (depth
 	 * bounds a submodule path that leads back through a link). */
 	if (strcmp(top, g) != 0) {
@@ -1094,9 +1263,35 @@ home_dir(void)
 }
 
 /*
+ * The configs git reads in every repository besides its own: the
+ * system's, the user's (XDG_CONFIG_HOME's or ~/.config's git/config, and
+ * ~/.gitconfig), and those GIT_CONFIG_SYSTEM and GIT_CONFIG_GLOBAL name
+ * instead. All of them, whichever git would choose: git outside may run
+ * with another environment than sbx's.
+ */
+static void
+global_configs(struct plist *l)
+{
+	const char *e;
+
+	strv_push(&l->globals, "/etc/gitconfig");
+	if ((e = getenv("GIT_CONFIG_SYSTEM")) != NULL && e[0] == '/')
+		strv_push(&l->globals, e);
+	if ((e = getenv("XDG_CONFIG_HOME")) != NULL && e[0] == '/')
+		strv_pushf(&l->globals, "%s/git/config", e);
+	if (l->home != NULL) {
+		strv_pushf(&l->globals, "%s/.config/git/config", l->home);
+		strv_pushf(&l->globals, "%s/.gitconfig", l->home);
+	}
+	if ((e = getenv("GIT_CONFIG_GLOBAL")) != NULL && e[0] == '/')
+		strv_push(&l->globals, e);
+}
+
+/*
  * Each writable folder's repositories and, but in sbx's own cache
  * folders, which no editor or agent opens, its editor and agent names;
- * then the home's names.
+ * the user's and system's git configs and what they name (for each
+ * repository, and for none); then the home's names.
  */
 static void
 compute_protected(const struct strv *w, const struct strv *cache,
@@ -1104,6 +1299,8 @@ compute_protected(const struct strv *w, const struct strv *cache,
 {
 	size_t i, j;
 
+	l->home = home;
+	global_configs(l);
 	for (i = 0; i < w->n; i++) {
 		/* In a repository below its top (-w repo/sub): a .git made
 		 * there would be the repository git outside finds first in
@@ -1122,6 +1319,12 @@ compute_protected(const struct strv *w, const struct strv *cache,
 			continue;
 		for (j = 0; workspace_names[j]; j++)
 			protect_in(l, w, w->v[i], workspace_names[j], PATH_DIR);
+	}
+	/* Outside any repository, a relative hooks folder or program names
+	 * nothing known; the rest counts for the next git init or clone. */
+	for (i = 0; i < l->globals.n; i++) {
+		protect(l, w, l->globals.v[i], PATH_MISSING, 0);
+		protect_config(l, w, l->globals.v[i], NULL, 0);
 	}
 	/* Candidates in $HOME count wherever they are writable: -w ~/.config
 	 * exposes .config/fish as much as a writable $HOME does. */
@@ -1250,6 +1453,14 @@ policy_compile(const struct sbx_opts *o, struct policy *p, struct sbx_err *e)
 	add_all(&l, &o->cache_dirs, RULE_WRITE);
 	if (o->protect) {
 		compute_protected(&p->writable, &o->cache_dirs, home, &prot);
+		if (prot.config_err != NULL) {
+			sbx_errf(e, ERR_POLICY, "%s", prot.config_err);
+			free(home);
+			plist_free(&prot);
+			plist_free(&l);
+			policy_free(p);
+			return -1;
+		}
 		/*
 		 * sbx itself, when it lies in a writable folder (./sbx run
 		 * from its checkout): a command that replaced it would run

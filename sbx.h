@@ -341,6 +341,11 @@ int	 checked_elsewhere(const char *, const struct stat *,
 struct file_id;
 int	 checked_id(const char *, struct file_id *);
 
+/* gitcfg.c: each key (lower case but its subsection) and value of a git
+ * config's text; value NULL for a key without "=". */
+void	 gitcfg_parse(const char *, size_t,
+	    void (*)(void *, const char *, const char *), void *);
+
 /* policy.c */
 int	 policy_compile(const struct sbx_opts *, struct policy *,
 	    struct sbx_err *);

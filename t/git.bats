@@ -715,3 +715,316 @@ submodule_spelling() {
 	[ "$(kv stdout)" = 'removed\n' ]
 	[ ! -e "$ws/hooks-src/pre-commit" ]
 }
+
+# A config written the many ways git reads one, naming paths in the
+# workspace; the command fills each: a hooks folder, an included config,
+# a script an alias runs, a template folder. Then git outside, later:
+# a commit (hooks), git status (an included fsmonitor), the aliases, and
+# a new repository made from the templates. The included config and the
+# script exist (bwrap holds a missing file by name only in the home).
+# Each attack has its positive control with --no-protect: the same
+# config, read by git, runs the command's code.
+config_syntax() {
+	local b=$1
+	shift
+	need "$b"
+	: >"$ws/evil.inc"
+	: >"$ws/evil.sh"
+	sb "$b" "$@" -- sh -c '
+		w() { printf "#!/bin/sh\ntouch %s\n" "$1" >"$2" 2>/dev/null &&
+		    chmod +x "$2"; }
+		mkdir -p evil-hooks evil-tmpl/hooks 2>/dev/null
+		w "$1" evil-hooks/post-commit
+		w "$1" evil-tmpl/hooks/post-commit
+		w "$1" evil.sh
+		printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" "$1" >evil.inc 2>/dev/null
+		echo ok >other || exit 10
+		exit 0' sh "$out/ran"
+	[ "$status" -eq 0 ]
+	(
+		export HOME="$home"
+		cd "$ws" || exit 1
+		git commit -q --allow-empty -m two
+		git status
+		git tool
+		git run.tool
+		git init -q "$top/new" && git -C "$top/new" commit -q --allow-empty -m new
+	) >/dev/null 2>&1 || true
+}
+
+# cfg TEXT: printf TEXT appended to the workspace's .git/config.
+cfg() {
+	# shellcheck disable=SC2059
+	printf "$1" >>"$ws/.git/config"
+}
+
+@test "bwrap: a hooks folder named before a comment holds" {
+	cfg '[core]\n\thooksPath = evil-hooks # the team'"'"'s hooks\n'
+	config_syntax bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: a hooks folder named before a comment holds" {
+	cfg '[core]\n\thooksPath = evil-hooks # the team'"'"'s hooks\n'
+	config_syntax landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: a hooks folder named before a comment is the command's with --no-protect (positive control)" {
+	cfg '[core]\n\thooksPath = evil-hooks # the team'"'"'s hooks\n'
+	config_syntax bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+@test "bwrap: a key on its section's header line holds" {
+	cfg '[core] hooksPath = evil-hooks\n'
+	config_syntax bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: a key on its section's header line holds" {
+	cfg '[core] hooksPath = evil-hooks\n'
+	config_syntax landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: a key on its section's header line runs with --no-protect (positive control)" {
+	cfg '[core] hooksPath = evil-hooks\n'
+	config_syntax bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+@test "bwrap: an include continued on the next line holds" {
+	cfg '[include]\n\tpath = ../evil\\\n.inc\n'
+	config_syntax bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: an include continued on the next line holds" {
+	cfg '[include]\n\tpath = ../evil\\\n.inc\n'
+	config_syntax landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: an include continued on the next line is read with --no-protect (positive control)" {
+	cfg '[include]\n\tpath = ../evil\\\n.inc\n'
+	config_syntax bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+@test "bwrap: an alias's program in quotes and escapes holds" {
+	cfg '[alias]\n\ttool = "!\\"./evil.sh\\" --x"\n'
+	config_syntax bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: an alias's program in quotes and escapes holds" {
+	cfg '[alias]\n\ttool = "!\\"./evil.sh\\" --x"\n'
+	config_syntax landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: an alias's program in quotes and escapes runs with --no-protect (positive control)" {
+	cfg '[alias]\n\ttool = "!\\"./evil.sh\\" --x"\n'
+	config_syntax bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+# "[alias.Run]": the old form of a subsection, lower case whole; the
+# alias is "run.tool", a name with a dot.
+@test "bwrap: an [alias.Run] subsection's program holds" {
+	cfg '[alias.Run]\n\ttool = !./evil.sh\n'
+	config_syntax bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: an [alias.Run] subsection's program holds" {
+	cfg '[alias.Run]\n\ttool = !./evil.sh\n'
+	config_syntax landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: an [alias.Run] subsection's program runs with --no-protect (positive control)" {
+	cfg '[alias.Run]\n\ttool = !./evil.sh\n'
+	config_syntax bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+# A tab before the subsection.
+@test "bwrap: an includeIf after a tab holds" {
+	cfg '[includeIf\t"gitdir:/"]\n\tpath = ../evil.inc\n'
+	config_syntax bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: an includeIf after a tab holds" {
+	cfg '[includeIf\t"gitdir:/"]\n\tpath = ../evil.inc\n'
+	config_syntax landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: an includeIf after a tab is read with --no-protect (positive control)" {
+	cfg '[includeIf\t"gitdir:/"]\n\tpath = ../evil.inc\n'
+	config_syntax bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+# A NUL in a subsection ends git's key: '[include "path<NUL>"] x = f' is
+# an include.path to git.
+@test "bwrap: an include.path ended by a NUL holds" {
+	cfg '[include "path\0"] x = ../evil.inc\n'
+	config_syntax bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: an include.path ended by a NUL holds" {
+	cfg '[include "path\0"] x = ../evil.inc\n'
+	config_syntax landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: an include.path ended by a NUL is read with --no-protect (positive control)" {
+	cfg '[include "path\0"] x = ../evil.inc\n'
+	config_syntax bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+# A line longer than a line buffer: its tail must not be read as a line
+# of its own. To git, "[y]" is in pager's comment, and hooksPath is in
+# [core].
+long_line() {
+	local pad
+	pad=$(printf '%4080s' '' | tr ' ' x)
+	cfg "[core]\n\tpager = less ;$pad[y]\n\thooksPath = evil-hooks\n"
+	[ "$(git -C "$ws" config core.hookspath)" = evil-hooks ]
+}
+
+@test "bwrap: a long line cannot move the next key out of its section" {
+	long_line
+	config_syntax bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: a long line cannot move the next key out of its section" {
+	long_line
+	config_syntax landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: the key after a long line runs with --no-protect (positive control)" {
+	long_line
+	config_syntax bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+# Six includes deep, as git reads up to ten.
+include_chain() {
+	local i
+	cfg '[include]\n\tpath = ../inc1\n'
+	for i in 1 2 3 4 5; do
+		printf '[include]\n\tpath = inc%d\n' $((i + 1)) >"$ws/inc$i"
+	done
+	printf '[include]\n\tpath = evil.inc\n' >"$ws/inc6"
+}
+
+@test "bwrap: what the sixth nested include names holds" {
+	include_chain
+	config_syntax bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: what the sixth nested include names holds" {
+	include_chain
+	config_syntax landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: what the sixth nested include names is read with --no-protect (positive control)" {
+	include_chain
+	config_syntax bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+# The user's own ~/.gitconfig, read by git in every repository: a hooks
+# folder and a template folder in a writable folder.
+global_hooks() {
+	printf '[core]\n\thooksPath = %s/evil-hooks\n' "$ws" >"$home/.gitconfig"
+}
+
+global_templates() {
+	printf '[init]\n\ttemplateDir = %s/evil-tmpl\n' "$ws" >"$home/.gitconfig"
+}
+
+@test "bwrap: ~/.gitconfig's core.hooksPath in a writable folder holds" {
+	global_hooks
+	config_syntax bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: ~/.gitconfig's core.hooksPath in a writable folder holds" {
+	global_hooks
+	config_syntax landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: ~/.gitconfig's core.hooksPath is the command's with --no-protect (positive control)" {
+	global_hooks
+	config_syntax bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+@test "bwrap: ~/.gitconfig's init.templateDir in a writable folder holds" {
+	global_templates
+	config_syntax bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: ~/.gitconfig's init.templateDir in a writable folder holds" {
+	global_templates
+	config_syntax landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: ~/.gitconfig's init.templateDir is the command's with --no-protect (positive control)" {
+	global_templates
+	config_syntax bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+# A repository's own init.templateDir: git init run again in it copies
+# the templates in.
+repo_templates() {
+	local b=$1
+	need "$b"
+	cfg '[init]\n\ttemplateDir = evil-tmpl\n'
+	sb "$b" -- sh -c '
+		mkdir -p evil-tmpl/hooks 2>/dev/null && echo made
+		echo ok >other || exit 10
+		exit 0'
+	[ "$status" -eq 0 ]
+	[ "$(kv stdout)" = '' ]
+	[ ! -e "$ws/evil-tmpl/hooks" ]
+}
+
+@test "bwrap: a repository's init.templateDir in the workspace holds" {
+	repo_templates bwrap
+}
+
+@test "landlock: a repository's init.templateDir in the workspace holds" {
+	repo_templates landlock
+}
+
+# A config larger than sbx reads: the run fails, as what it names is
+# unknown; one of the largest size read runs.
+@test "bwrap: a git config larger than 1 MiB fails the run" {
+	need bwrap
+	cfg '[include]\n\tpath = ../big.inc\n'
+	head -c $((1024 * 1024 + 1)) /dev/zero | tr '\0' '#' >"$ws/big.inc"
+	sb bwrap -- true
+	[ "$status" -eq 125 ]
+	[ "$(kv error)" = policy ]
+	[[ "$stderr" =~ ^sbx:\ .*/big.inc:\ a\ git\ config\ larger\ than\ 1\ MiB ]]
+	truncate -s $((1024 * 1024)) "$ws/big.inc"
+	sb bwrap -- true
+	[ "$status" -eq 0 ]
+}
