@@ -669,7 +669,17 @@ static const char *const git_program_keys[] = {
 	"gpg.*.program", "credential.helper", "credential.*.helper",
 	"diff.external", "diff.*.textconv", "diff.*.command",
 	"filter.*.clean", "filter.*.smudge", "filter.*.process",
-	"merge.*.driver", "pager.*", "alias.*", NULL
+	"merge.*.driver", "pager.*", "alias.*", "submodule.*.update",
+	"remote.*.uploadpack", "remote.*.receivepack",
+	"uploadpack.packobjectshook", "core.alternaterefscommand",
+	"difftool.*.cmd", "difftool.*.path", "mergetool.*.cmd",
+	"mergetool.*.path", "interactive.difffilter", "tar.*.command",
+	"sendemail.smtpserver", "sendemail.tocmd", "sendemail.cccmd",
+	"sendemail.headercmd", "sendemail.*.smtpserver", "sendemail.*.tocmd",
+	"sendemail.*.cccmd", "sendemail.*.headercmd", "trailer.*.command",
+	"trailer.*.cmd", "gpg.ssh.defaultkeycommand", "web.browser",
+	"browser.*.cmd", "browser.*.path", "man.*.cmd", "man.*.path",
+	"guitool.*.cmd", NULL
 };
 
 /*
@@ -821,15 +831,20 @@ config_include(const struct cfgwalk *c, const char *val)
 }
 
 /*
- * The first word of a shell command, its quotes taken off ("'/x y' z"
- * is /x y): what the shell git starts runs. NULL when it has none.
+ * The next word of a shell command at *cmd, its quotes taken off ("'/x
+ * y' z" is /x y), and *cmd moved past it; the shell's operators (";",
+ * "|", "&", "<", ">", "(", ")") end a word. NULL at the end.
  */
 static char *
-first_word(const char *cmd)
+next_word(const char **cmd)
 {
-	char *w = xmalloc(strlen(cmd) + 1), *o = w, q = 0;
-	const char *s = cmd + strspn(cmd, " \t\n");
+	const char *s = *cmd;
+	char *w, *o, q = 0;
 
+	s += strspn(s, " \t\n;|&<>()");
+	if (*s == '\0')
+		return NULL;
+	w = o = xmalloc(strlen(s) + 1);
 	for (; *s != '\0'; s++) {
 		if (q == 0 && strchr(" \t\n;|&<>()", *s) != NULL)
 			break;
@@ -843,31 +858,37 @@ first_word(const char *cmd)
 			*o++ = *s;
 	}
 	*o = '\0';
-	if (o == w) {
-		free(w);
-		return NULL;
-	}
+	*cmd = s;
 	return w;
 }
 
 /*
- * A program a key names ("!" before a shell command in an alias): held
- * when given by path. A bare name is found on PATH, outside: not the
- * command's.
+ * A program a key names ("!" before a shell command in an alias): every
+ * word of the command that names a path is held, not only the first:
+ * "sh /w/x", "env VAR=/w/lib prog" and "prog --conf=/w/rc" run or read
+ * /w/x, /w/lib and /w/rc outside. A bare name is found on PATH, outside:
+ * not the command's.
  */
 static void
 config_program(const struct cfgwalk *c, const char *val)
 {
+	const char *cmd = val + (val[0] == '!'), *eq;
 	char *word, *p;
 
-	if ((word = first_word(val + (val[0] == '!'))) == NULL)
-		return;
-	if (strchr(word, '/') != NULL &&
-	    (p = config_path(c, word, c->top)) != NULL) {
-		protect(c->l, c->w, p, PATH_MISSING, 0);
-		free(p);
+	while ((word = next_word(&cmd)) != NULL) {
+		if (strchr(word, '/') != NULL &&
+		    (p = config_path(c, word, c->top)) != NULL) {
+			protect(c->l, c->w, p, PATH_MISSING, 0);
+			free(p);
+		}
+		if ((eq = strchr(word, '=')) != NULL &&
+		    strchr(eq + 1, '/') != NULL &&
+		    (p = config_path(c, eq + 1, c->top)) != NULL) {
+			protect(c->l, c->w, p, PATH_MISSING, 0);
+			free(p);
+		}
+		free(word);
 	}
-	free(word);
 }
 
 /*

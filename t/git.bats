@@ -830,6 +830,25 @@ cfg() {
 	[ -e "$out/ran" ]
 }
 
+# The script is the shell's first argument, not its first word.
+@test "bwrap: a script an alias gives to sh holds" {
+	cfg '[alias]\n\ttool = !sh ./evil.sh\n'
+	config_syntax bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: a script an alias gives to sh holds" {
+	cfg '[alias]\n\ttool = !sh ./evil.sh\n'
+	config_syntax landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: a script an alias gives to sh runs with --no-protect (positive control)" {
+	cfg '[alias]\n\ttool = !sh ./evil.sh\n'
+	config_syntax bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
 # "[alias.Run]": the old form of a subsection, lower case whole; the
 # alias is "run.tool", a name with a dot.
 @test "bwrap: an [alias.Run] subsection's program holds" {
