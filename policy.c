@@ -24,6 +24,7 @@
  * descriptors that note the held paths' inodes (note_held()).
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -626,6 +627,42 @@ git_pointer(const char *file, const char *prefix, const char *base)
 	return *v == '/' ? xstrdup(v) : path_join(base, v);
 }
 
+static char *git_top(const char *);
+static void protect_config(struct plist *, const struct strv *, const char *,
+    const char *, int);
+static void protect_worktree_configs(struct plist *, const struct strv *,
+    const char *, int);
+
+/*
+ * A linked worktree, its folder sub in g/worktrees: hooks and programs
+ * run from its own top there, so the shared config, its own
+ * config.worktree and the others are read again from that top (a
+ * relative core.hooksPath, husky's .husky/_, is a folder in each
+ * worktree). Its .git file, which names sub, is held.
+ */
+static void
+protect_linked(struct plist *l, const struct strv *w, const char *g,
+    const char *sub, int depth)
+{
+	char *top, *p;
+
+	top = git_top(sub);
+	if (strcmp(top, sub) != 0) {
+		p = path_join(top, ".git");
+		if (type_of(p) == PATH_FILE)
+			protect(l, w, p, PATH_MISSING, 0);
+		free(p);
+		p = path_join(g, "config");
+		protect_config(l, w, p, top, 0);
+		free(p);
+		p = path_join(sub, "config.worktree");
+		protect_config(l, w, p, top, 0);
+		free(p);
+		protect_worktree_configs(l, w, top, depth);
+	}
+	free(top);
+}
+
 /*
  * g/worktrees: a placeholder when missing; else each worktree's names.
  * A worktree made there during the run is a git folder the command made
@@ -633,7 +670,8 @@ git_pointer(const char *file, const char *prefix, const char *base)
  * it.
  */
 static void
-protect_worktrees(struct plist *l, const struct strv *w, const char *g)
+protect_worktrees(struct plist *l, const struct strv *w, const char *g,
+    int depth)
 {
 	struct dirent *de;
 	char *wt, *sub;
@@ -652,10 +690,12 @@ protect_worktrees(struct plist *l, const struct strv *w, const char *g)
 		    strcmp(de->d_name, "..") == 0)
 			continue;
 		sub = path_join(wt, de->d_name);
-		if (type_of(sub) == PATH_DIR)
+		if (type_of(sub) == PATH_DIR) {
 			for (i = 0; worktree_names[i].name; i++)
 				protect_in(l, w, sub, worktree_names[i].name,
 				    worktree_names[i].create);
+			protect_linked(l, w, g, sub, depth);
+		}
 		free(sub);
 	}
 	closedir(d);
@@ -679,7 +719,10 @@ static const char *const git_program_keys[] = {
 	"sendemail.*.cccmd", "sendemail.*.headercmd", "trailer.*.command",
 	"trailer.*.cmd", "gpg.ssh.defaultkeycommand", "web.browser",
 	"browser.*.cmd", "browser.*.path", "man.*.cmd", "man.*.path",
-	"guitool.*.cmd", NULL
+	"guitool.*.cmd", "imap.tunnel", "sendemail.sendmailcmd",
+	"sendemail.*.sendmailcmd", "instaweb.httpd", "instaweb.modulepath",
+	"lfs.customtransfer.*.path", "lfs.extension.*.clean",
+	"lfs.extension.*.smudge", NULL
 };
 
 /*
@@ -705,6 +748,9 @@ key_is(const char *key, const char *pat)
 static char *first_missing(const char *);
 static int protect_dotgit(struct plist *, const struct strv *, const char *,
     int);
+static void protect_gitdir_at(struct plist *, const struct strv *,
+    const char *, int);
+static int is_gitdir(const char *);
 
 /*
  * A submodule's folder: top and the path .gitmodules gives, spelled as
@@ -862,33 +908,116 @@ next_word(const char **cmd)
 	return w;
 }
 
+/* What ends a piece of a shell command: blanks, operators, quotes,
+ * expansions, and "=" and ":" (VAR=./x, PATH=./bin:$PATH). */
+#define SHELL_SEP " \t\n;|&<>()`$'\"{}=:\\"
+
 /*
- * A program a key names ("!" before a shell command in an alias): every
- * word of the command that names a path is held, not only the first:
- * "sh /w/x", "env VAR=/w/lib prog" and "prog --conf=/w/rc" run or read
- * /w/x, /w/lib and /w/rc outside. A bare name is found on PATH, outside:
- * not the command's.
+ * cmd with $HOME and ${HOME} put in, the one variable whose value sbx
+ * knows as git's shell will: "!$HOME/w/x" runs /home/u/w/x.
+ */
+static char *
+expand_home(const char *cmd, const char *home)
+{
+	const char *s;
+	size_t n = 0, len;
+	char *r, *o;
+
+	if (home == NULL)
+		return xstrdup(cmd);
+	for (s = cmd; (s = strchr(s, '$')) != NULL; s++)
+		n++;
+	len = strlen(home);
+	o = r = xmalloc(strlen(cmd) + n * len + 1);
+	for (s = cmd; *s != '\0'; ) {
+		n = 0;
+		if (strncmp(s, "${HOME}", 7) == 0)
+			n = 7;
+		else if (strncmp(s, "$HOME", 5) == 0 && s[5] != '_' &&
+		    !isalnum((unsigned char)s[5]))
+			n = 5;
+		if (n > 0) {
+			memcpy(o, home, len);
+			o += len;
+			s += n;
+		} else
+			*o++ = *s++;
+	}
+	*o = '\0';
+	return r;
+}
+
+/*
+ * One piece of a shell command, held where it names a file: a path
+ * (one with a "/"), from each folder in dirs when relative; or a bare
+ * name that is a file in one of them ("sh x.sh" runs x.sh, while a
+ * bare command name is found on PATH, outside: not the command's).
  */
 static void
-config_program(const struct cfgwalk *c, const char *val)
+program_piece(const struct cfgwalk *c, const char *tok,
+    const struct strv *dirs, int bare)
 {
-	const char *cmd = val + (val[0] == '!'), *eq;
-	char *word, *p;
+	size_t i;
+	char *p;
 
+	if (*tok == '\0' || *tok == '-')
+		return;
+	if (*tok == '/' || *tok == '~') {
+		if ((p = config_path(c, tok, NULL)) != NULL)
+			protect(c->l, c->w, p, PATH_MISSING, 0);
+		free(p);
+		return;
+	}
+	for (i = 0; i < dirs->n; i++) {
+		p = path_join(dirs->v[i], tok);
+		if (strchr(tok, '/') != NULL ||
+		    (bare && type_of(p) == PATH_FILE))
+			protect(c->l, c->w, p, PATH_MISSING, 0);
+		free(p);
+	}
+}
+
+/*
+ * A program a key names ("!" before a shell command in an alias). A
+ * shell command can run any file, so sbx holds every file it can see
+ * named: each word as the shell quotes it ("'/a b/x'"), and each piece
+ * between the shell's special characters, $HOME put in ("sh -c './x'",
+ * "PATH=./bin:$PATH tool", "echo `./x`"), relative ones from the top and
+ * from each folder a "cd" in it names ("cd tools && ./x"). What a
+ * variable other than HOME, or a script, names is not seen (CAVEATS).
+ * An alias without "!" is git's own command: only its paths count.
+ */
+static void
+config_program(const struct cfgwalk *c, const char *val, int shell)
+{
+	const char *cmd = val + (val[0] == '!');
+	struct strv dirs = { 0 };
+	char *word, *text, *tok, *save, *p;
+	int cd = 0;
+
+	shell = shell || val[0] == '!';
+	if (c->top != NULL)
+		strv_push(&dirs, c->top);
 	while ((word = next_word(&cmd)) != NULL) {
-		if (strchr(word, '/') != NULL &&
-		    (p = config_path(c, word, c->top)) != NULL) {
-			protect(c->l, c->w, p, PATH_MISSING, 0);
-			free(p);
-		}
-		if ((eq = strchr(word, '=')) != NULL &&
-		    strchr(eq + 1, '/') != NULL &&
-		    (p = config_path(c, eq + 1, c->top)) != NULL) {
-			protect(c->l, c->w, p, PATH_MISSING, 0);
-			free(p);
-		}
+		if (strchr(word, '/') != NULL)
+			program_piece(c, word, &dirs, 0);
 		free(word);
 	}
+	text = expand_home(val + (val[0] == '!'), c->l->home);
+	for (tok = strtok_r(text, SHELL_SEP, &save); tok != NULL;
+	    tok = strtok_r(NULL, SHELL_SEP, &save)) {
+		if (cd && c->top != NULL) {
+			p = tok[0] == '/' ? xstrdup(tok) :
+			    path_join(c->top, tok);
+			strv_push(&dirs, p);
+			free(p);
+		}
+		cd = shell && (strcmp(tok, "cd") == 0 ||
+		    strcmp(tok, "pushd") == 0);
+		program_piece(c, tok, &dirs, shell);
+	}
+	free(text);
+	strv_free(&dirs);
 }
 
 /*
@@ -909,6 +1038,126 @@ config_submodule(const struct cfgwalk *c, const char *val)
 		protect_submodule_missing(c->l, c->w, dir);
 	free(p);
 	free(dir);
+}
+
+/*
+ * A value git runs as "git-PREFIX<value>" (a credential helper, a remote
+ * helper): found on PATH when a bare name, from the top when it holds a
+ * "/" ("foo/x" runs ./git-credential-foo/x).
+ */
+static void
+config_prefixed(const struct cfgwalk *c, const char *prefix,
+    const char *val)
+{
+	char *cmd;
+
+	if (val[0] == '!' || val[0] == '/' || val[0] == '~')
+		return;
+	cmd = xasprintf("%s%s", prefix, val);
+	config_program(c, cmd, 0);
+	free(cmd);
+}
+
+/*
+ * p, named by a remote's URL: a repository git push runs the hooks of.
+ * Held as a git folder is. A folder that is not one yet gets .git and
+ * HEAD held as empty read-only folders, and a missing one its first
+ * missing folder: no repository can be made there.
+ */
+static void
+config_local_repo(const struct cfgwalk *c, const char *p)
+{
+	char *git;
+
+	switch (type_of(p)) {
+	case PATH_FILE:
+		protect_dotgit(c->l, c->w, p, c->depth + 1);
+		break;
+	case PATH_DIR:
+		git = path_join(p, ".git");
+		if (protect_dotgit(c->l, c->w, git, c->depth + 1) == 0) {
+			if (is_gitdir(p))
+				protect_gitdir_at(c->l, c->w, p, c->depth + 1);
+			else {
+				protect_in(c->l, c->w, p, ".git", PATH_DIR);
+				protect_in(c->l, c->w, p, "HEAD", PATH_DIR);
+			}
+		}
+		free(git);
+		break;
+	default:
+		protect_submodule_missing(c->l, c->w, p);
+		break;
+	}
+}
+
+/*
+ * remote.*.url, remote.*.pushurl, url.BASE.insteadOf's BASE: a
+ * repository on this machine (a path, file://, ~/), and BASE.git, which
+ * git also tries; "ext::CMD" runs CMD; "HELPER::..." runs
+ * git-remote-HELPER. A URL of another machine names nothing here.
+ */
+static void
+config_remote(const struct cfgwalk *c, const char *url)
+{
+	const char *colon, *slash, *sep;
+	char *p, *alt;
+
+	if (strncmp(url, "ext::", 5) == 0) {
+		config_program(c, url + 5, 1);
+		return;
+	}
+	if ((sep = strstr(url, "::")) != NULL &&
+	    (strchr(url, '/') == NULL || sep < strchr(url, '/'))) {
+		p = xasprintf("%.*s", (int)(sep - url), url);
+		config_prefixed(c, "git-remote-", p);
+		free(p);
+		return;
+	}
+	if (strncmp(url, "file://", 7) == 0)
+		url += 7;
+	else if (strstr(url, "://") != NULL)
+		return;
+	else if ((colon = strchr(url, ':')) != NULL &&
+	    ((slash = strchr(url, '/')) == NULL || colon < slash))
+		return;		/* host:path, over ssh */
+	if (*url == '\0' || c->depth >= GIT_DEPTH ||
+	    (p = config_path(c, url, c->top)) == NULL)
+		return;
+	config_local_repo(c, p);
+	alt = xasprintf("%s.git", p);
+	if (type_of(p) == PATH_MISSING)
+		config_local_repo(c, alt);
+	free(alt);
+	free(p);
+}
+
+/*
+ * core.worktree: the worktree is elsewhere, and hooks and programs run
+ * from there. The config is read again with that top (relative to the
+ * git folder, where the config lies; from an included file, only an
+ * absolute one is known).
+ */
+static void
+config_worktree(const struct cfgwalk *c, const char *val)
+{
+	struct cfgwalk d = *c;
+	char *dir, *top;
+
+	if (c->top == NULL || (c->include > 0 && val[0] != '/'))
+		return;
+	dir = xstrdup(c->path);
+	*(strrchr(dir, '/') == dir ? dir + 1 : strrchr(dir, '/')) = '\0';
+	top = config_path(c, val, dir);
+	free(dir);
+	if (top == NULL || strcmp(top, c->top) == 0) {
+		free(top);
+		return;
+	}
+	d.top = top;
+	config_read(&d, c->path, c->include);
+	protect_worktree_configs(c->l, c->w, top, c->depth);
+	free(top);
 }
 
 /*
@@ -937,10 +1186,30 @@ config_entry(void *arg, const char *key, const char *val)
 		if ((p = config_path(c, val, c->top)) != NULL)
 			protect(c->l, c->w, p, PATH_DIR, 0);
 		free(p);
-	} else
+	} else if (strcmp(key, "core.worktree") == 0)
+		config_worktree(c, val);
+	else if (key_is(key, "remote.*.url") || key_is(key, "remote.*.pushurl"))
+		config_remote(c, val);
+	else if (key_is(key, "url.*.insteadof") ||
+	    key_is(key, "url.*.pushinsteadof")) {
+		/* url.BASE.insteadOf: BASE is where such a remote goes. */
+		p = xasprintf("%.*s", (int)(strrchr(key, '.') - key - 4),
+		    key + 4);
+		config_remote(c, p);
+		free(p);
+	} else if (key_is(key, "remote.*.vcs"))
+		config_prefixed(c, "git-remote-", val);
+	else
 		for (i = 0; git_program_keys[i]; i++)
 			if (key_is(key, git_program_keys[i])) {
-				config_program(c, val);
+				config_program(c, val,
+				    !key_is(key, "alias.*"));
+				/* A helper that is neither a path nor a shell
+				 * command is git's: "git credential-VALUE". */
+				if (key_is(key, "credential.helper") ||
+				    key_is(key, "credential.*.helper"))
+					config_prefixed(c, "git-credential-",
+					    val);
 				return;
 			}
 }
@@ -1035,17 +1304,63 @@ protect_config(struct plist *l, const struct strv *w, const char *cfg,
 }
 
 /*
- * The configs git reads in every repository besides the repository's
- * own, for the repository whose worktree's top is top (NULL: for none).
+ * GIT_CONFIG_COUNT, GIT_CONFIG_KEY_<n> and GIT_CONFIG_VALUE_<n> in sbx's
+ * environment: git run later from the same shell reads them as config.
+ * They come from no file: a relative include among them names nothing.
+ * (GIT_CONFIG_PARAMETERS, git's own quoting of -c, is not read: CAVEATS.)
  */
 static void
-protect_global_configs(struct plist *l, const struct strv *w,
+protect_env_config(struct plist *l, const struct strv *w, const char *top)
+{
+	struct cfgwalk c;
+	const char *e, *k, *v;
+	char name[40], *key, *p;
+	long i, n;
+
+	if ((e = getenv("GIT_CONFIG_COUNT")) == NULL ||
+	    (n = strtol(e, NULL, 10)) <= 0)
+		return;
+	memset(&c, 0, sizeof(c));
+	c.l = l;
+	c.w = w;
+	c.top = top;
+	c.path = "/dev/null";
+	for (i = 0; i < n && i < 1000; i++) {
+		snprintf(name, sizeof(name), "GIT_CONFIG_KEY_%ld", i);
+		k = getenv(name);
+		snprintf(name, sizeof(name), "GIT_CONFIG_VALUE_%ld", i);
+		if (k == NULL || (v = getenv(name)) == NULL)
+			continue;
+		/* Section and name in lower case; a subsection as it is. */
+		key = xstrdup(k);
+		for (p = key; *p != '\0' && *p != '.'; p++)
+			*p = (char)tolower((unsigned char)*p);
+		for (p = strrchr(key, '.') ? strrchr(key, '.') : key; *p; p++)
+			*p = (char)tolower((unsigned char)*p);
+		config_entry(&c, key, v);
+		free(key);
+	}
+}
+
+/*
+ * What git reads for the worktree whose top is top besides the
+ * repository's own config: the user's and the system's configs, the
+ * environment's, and the worktree's .gitmodules (depth bounds a
+ * submodule path that leads back through a link).
+ */
+static void
+protect_worktree_configs(struct plist *l, const struct strv *w,
     const char *top, int depth)
 {
 	size_t i;
+	char *p;
 
 	for (i = 0; i < l->globals.n; i++)
-		protect_config(l, w, l->globals.v[i], top, depth);
+		protect_config(l, w, l->globals.v[i], top, 0);
+	protect_env_config(l, w, top);
+	p = path_join(top, ".gitmodules");
+	protect_config(l, w, p, top, depth);
+	free(p);
 }
 
 /* Where hooks and aliases run for git folder g: its worktree's top. */
@@ -1088,7 +1403,7 @@ protect_gitdir(struct plist *l, const struct strv *w, const char *g,
 		return;
 	for (i = 0; git_names[i].name; i++)
 		protect_in(l, w, g, git_names[i].name, git_names[i].create);
-	protect_worktrees(l, w, g);
+	protect_worktrees(l, w, g, depth);
 	/* What its config names: a hooks folder, included configs,
 	 * programs, when they lie in a writable folder. */
 	top = git_top(g);
@@ -1098,14 +1413,7 @@ protect_gitdir(struct plist *l, const struct strv *w, const char *g,
 	p = path_join(g, "config.worktree");
 	protect_config(l, w, p, top, 0);
 	free(p);
-	protect_global_configs(l, w, top, 0);
-	/* The worktree's submodules, where they are checked out (depth
-	 * bounds a submodule path that leads back through a link). */
-	if (strcmp(top, g) != 0) {
-		p = path_join(top, ".gitmodules");
-		protect_config(l, w, p, top, depth);
-		free(p);
-	}
+	protect_worktree_configs(l, w, top, depth);
 	free(top);
 	p = path_join(g, "commondir");
 	if ((common = git_pointer(p, "", g)) != NULL) {
@@ -1347,6 +1655,7 @@ compute_protected(const struct strv *w, const struct strv *cache,
 		protect(l, w, l->globals.v[i], PATH_MISSING, 0);
 		protect_config(l, w, l->globals.v[i], NULL, 0);
 	}
+	protect_env_config(l, w, NULL);
 	/* Candidates in $HOME count wherever they are writable: -w ~/.config
 	 * exposes .config/fish as much as a writable $HOME does. */
 	if (home == NULL)
