@@ -1047,3 +1047,512 @@ repo_templates() {
 	sb bwrap -- true
 	[ "$status" -eq 0 ]
 }
+
+# planted BACKEND SBXARGS...: the command writes a script that touches
+# $out/ran at each of ${files[@]} (made beforehand, harmless, so that
+# bwrap can hold them outside the home) and ${later[@]} (not there
+# before; made after $inside, a command run first in the sandbox); then
+# $outside runs in the workspace, outside the sandbox, with the test's
+# HOME. The user's config is set up before.
+planted() {
+	local b=$1 f
+	shift
+	need "$b"
+	for f in "${files[@]}"; do
+		(cd "$ws" && mkdir -p "$(dirname "$f")" && printf '#!/bin/sh\ntrue\n' >"$f" && chmod +x "$f") || return 1
+	done
+	sb "$b" "$@" -- sh -c '
+		m=$1 inside=$2
+		shift 2
+		eval "$inside" >/dev/null 2>&1
+		for f; do
+			mkdir -p "$(dirname "$f")" 2>/dev/null
+			printf "#!/bin/sh\ntouch %s\n" "$m" >"$f" 2>/dev/null && chmod +x "$f" 2>/dev/null
+		done
+		echo ok >other || exit 10
+		exit 0' sh "$out/ran" "${inside:-}" "${files[@]}" "${later[@]}"
+	[ "$status" -eq 0 ]
+	(
+		export HOME="$home"
+		unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
+		cd "$ws" || exit 1
+		eval "$outside"
+	) </dev/null >/dev/null 2>&1 || true
+}
+
+# An alias's shell program: a script run after a cd, a script an inner
+# sh -c runs, one in the home by $HOME, a program found by a PATH the
+# program sets, one in backquotes, one sh reads with no slash in its name.
+alias_cd() {
+	git -C "$ws" config alias.t '!cd tools && ./x'
+	files=(tools/x) later=() outside='git t'
+}
+
+@test "bwrap: an alias's script run after a cd holds" {
+	alias_cd
+	planted bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: an alias's script run after a cd holds" {
+	alias_cd
+	planted landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: an alias's script run after a cd runs with --no-protect (positive control)" {
+	alias_cd
+	planted bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+alias_shc() {
+	git -C "$ws" config alias.t "!sh -c './x --fix'"
+	files=(x) later=() outside='git t'
+}
+
+@test "bwrap: an alias's script run by sh -c holds" {
+	alias_shc
+	planted bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: an alias's script run by sh -c holds" {
+	alias_shc
+	planted landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: an alias's script run by sh -c runs with --no-protect (positive control)" {
+	alias_shc
+	planted bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+alias_home() {
+	# shellcheck disable=SC2016
+	git -C "$ws" config alias.t '!$HOME/w/x'
+	files=("$home/w/x") later=() outside='git t'
+}
+
+@test "bwrap: an alias's script named by \$HOME in a writable folder holds" {
+	alias_home
+	planted bwrap -w "$home/w"
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: an alias's script named by \$HOME in a writable folder holds" {
+	alias_home
+	planted landlock -w "$home/w"
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: an alias's script named by \$HOME runs with --no-protect (positive control)" {
+	alias_home
+	planted bwrap --no-protect -w "$home/w"
+	[ -e "$out/ran" ]
+}
+
+alias_pathvar() {
+	# shellcheck disable=SC2016
+	git -C "$ws" config alias.t '!PATH=./bin:$PATH tool'
+	files=(bin/tool) later=() outside='git t'
+}
+
+@test "bwrap: a program an alias finds by its own PATH holds" {
+	alias_pathvar
+	planted bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: a program an alias finds by its own PATH holds" {
+	alias_pathvar
+	planted landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: a program an alias finds by its own PATH runs with --no-protect (positive control)" {
+	alias_pathvar
+	planted bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+alias_backquote() {
+	# shellcheck disable=SC2016
+	git -C "$ws" config alias.t '!echo `./x`'
+	files=(x) later=() outside='git t'
+}
+
+@test "bwrap: an alias's script in backquotes holds" {
+	alias_backquote
+	planted bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: an alias's script in backquotes holds" {
+	alias_backquote
+	planted landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: an alias's script in backquotes runs with --no-protect (positive control)" {
+	alias_backquote
+	planted bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+alias_sh_bare() {
+	git -C "$ws" config alias.t '!sh x.sh'
+	files=(x.sh) later=() outside='git t'
+}
+
+@test "bwrap: a script with no slash an alias gives to sh holds" {
+	alias_sh_bare
+	planted bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: a script with no slash an alias gives to sh holds" {
+	alias_sh_bare
+	planted landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: a script with no slash an alias gives to sh runs with --no-protect (positive control)" {
+	alias_sh_bare
+	planted bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+# A relative core.hooksPath is read from the top of the worktree git
+# runs in: a linked worktree's own .githooks, in the workspace or in a
+# writable folder of its own.
+worktree_hooks() {
+	git -C "$ws" config core.hooksPath .githooks
+	git -C "$ws" worktree add -q "$1" 2>/dev/null
+	files=("$1/.githooks/pre-commit") later=()
+	outside="git -C '$1' commit -q --allow-empty -m x"
+}
+
+@test "bwrap: a relative hooksPath in a linked worktree in the workspace holds" {
+	worktree_hooks .worktrees/feat
+	planted bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: a relative hooksPath in a linked worktree in the workspace holds" {
+	worktree_hooks .worktrees/feat
+	planted landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: a relative hooksPath in a linked worktree in the workspace runs with --no-protect (positive control)" {
+	worktree_hooks .worktrees/feat
+	planted bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+@test "bwrap: a relative hooksPath in a linked worktree given with -w holds" {
+	worktree_hooks "$top/wt"
+	planted bwrap -w "$top/wt"
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: a relative hooksPath in a linked worktree given with -w holds" {
+	worktree_hooks "$top/wt"
+	planted landlock -w "$top/wt"
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: a relative hooksPath in a linked worktree given with -w runs with --no-protect (positive control)" {
+	worktree_hooks "$top/wt"
+	planted bwrap --no-protect -w "$top/wt"
+	[ -e "$out/ran" ]
+}
+
+# imap.tunnel: the command git imap-send runs to reach the server.
+imap_tunnel() {
+	echo hi >"$ws/f"
+	git -C "$ws" add f
+	git -C "$ws" commit -q -m two
+	git -C "$ws" config imap.tunnel ./x
+	git -C "$ws" config imap.host imap.example
+	git -C "$ws" config imap.folder INBOX
+	files=(x) later=() outside='git format-patch -1 --stdout | git imap-send'
+}
+
+@test "bwrap: imap.tunnel's program holds" {
+	imap_tunnel
+	planted bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: imap.tunnel's program holds" {
+	imap_tunnel
+	planted landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: imap.tunnel's program runs with --no-protect (positive control)" {
+	imap_tunnel
+	planted bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+# sendemail.sendmailCmd: git send-email is a separate package (Perl).
+sendmail_cmd() {
+	[ -x "$(git --exec-path)/git-send-email" ] ||
+	    skip "git send-email is not installed (a separate package)"
+	echo hi >"$ws/f"
+	git -C "$ws" add f
+	git -C "$ws" commit -q -m two
+	git -C "$ws" config sendemail.sendmailCmd ./x
+	files=(x) later=()
+	outside='git send-email --to=a@example.com --from=t@example.com --confirm=never -1'
+}
+
+@test "bwrap: sendemail.sendmailCmd's program holds" {
+	sendmail_cmd
+	planted bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: sendemail.sendmailCmd's program holds" {
+	sendmail_cmd
+	planted landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: sendemail.sendmailCmd's program runs with --no-protect (positive control)" {
+	sendmail_cmd
+	planted bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+# A remote that is a local repository in a writable folder (not itself a
+# repository): its hooks run at git push. One the command makes, one
+# made before three levels deep, one named through url.*.insteadOf.
+remote_missing() {
+	mkdir -p "$top/other"
+	git -C "$ws" config remote.backup.url "$top/other/a/backup.git"
+	files=() later=("$top/other/a/backup.git/hooks/post-receive")
+	inside="git init -q --bare '$top/other/a/backup.git'"
+	outside='git push -q backup HEAD:main'
+}
+
+@test "bwrap: the hooks of a remote the command makes in a writable folder hold" {
+	remote_missing
+	planted bwrap -w "$top/other"
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: the hooks of a remote the command makes in a writable folder hold" {
+	remote_missing
+	planted landlock -w "$top/other"
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: the hooks of a remote the command makes run with --no-protect (positive control)" {
+	remote_missing
+	planted bwrap --no-protect -w "$top/other"
+	[ -e "$out/ran" ]
+}
+
+remote_deep() {
+	git init -q --bare "$top/other/a/b/backup.git"
+	git -C "$ws" config remote.backup.url "$top/other/a/b/backup.git"
+	files=("$top/other/a/b/backup.git/hooks/post-receive") later=()
+	outside='git push -q backup HEAD:main'
+}
+
+@test "bwrap: the hooks of a remote three levels down a writable folder hold" {
+	remote_deep
+	planted bwrap -w "$top/other"
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: the hooks of a remote three levels down a writable folder hold" {
+	remote_deep
+	planted landlock -w "$top/other"
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: the hooks of a remote three levels down run with --no-protect (positive control)" {
+	remote_deep
+	planted bwrap --no-protect -w "$top/other"
+	[ -e "$out/ran" ]
+}
+
+remote_insteadof() {
+	git init -q --bare "$top/other/a/b/backup.git"
+	git -C "$ws" config "url.$top/other/a/b/.insteadOf" mirror:
+	git -C "$ws" config remote.backup.url mirror:backup.git
+	files=("$top/other/a/b/backup.git/hooks/post-receive") later=()
+	outside='git push -q backup HEAD:main'
+}
+
+@test "bwrap: the hooks of a remote named by url.*.insteadOf hold" {
+	remote_insteadof
+	planted bwrap -w "$top/other"
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: the hooks of a remote named by url.*.insteadOf hold" {
+	remote_insteadof
+	planted landlock -w "$top/other"
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: the hooks of a remote named by url.*.insteadOf run with --no-protect (positive control)" {
+	remote_insteadof
+	planted bwrap --no-protect -w "$top/other"
+	[ -e "$out/ran" ]
+}
+
+# core.worktree elsewhere: a relative hooksPath is read from there.
+core_worktree() {
+	mkdir -p "$top/other"
+	git -C "$ws" config core.hooksPath .githooks
+	git -C "$ws" config core.worktree "$top/other"
+	files=("$top/other/.githooks/pre-commit") later=()
+	outside='git commit -q --allow-empty -m x'
+}
+
+@test "bwrap: a relative hooksPath under core.worktree in a writable folder holds" {
+	core_worktree
+	planted bwrap -w "$top/other"
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: a relative hooksPath under core.worktree in a writable folder holds" {
+	core_worktree
+	planted landlock -w "$top/other"
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: a relative hooksPath under core.worktree runs with --no-protect (positive control)" {
+	core_worktree
+	planted bwrap --no-protect -w "$top/other"
+	[ -e "$out/ran" ]
+}
+
+# A name with a slash is a path from the top of the worktree: git runs
+# credential.helper foo/x as git-credential-foo/x, and remote.*.vcs
+# foo/x as git-remote-foo/x. The helper runs when an http remote asks
+# for a password: a server on the loopback that answers 401.
+credential_helper() {
+	local port
+	port=$(free_port)
+	bg python3 -c '
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(s):
+        s.send_response(401)
+        s.send_header("WWW-Authenticate", "Basic realm=\"x\"")
+        s.send_header("Content-Length", "0")
+        s.end_headers()
+    def log_message(*a): pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+' "$port"
+	wait_for python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$port"
+	git -C "$ws" config credential.helper foo/x
+	git -C "$ws" config remote.origin.url "http://127.0.0.1:$port/x"
+	files=(git-credential-foo/x) later=()
+	outside='GIT_TERMINAL_PROMPT=0 git fetch origin'
+}
+
+@test "bwrap: a credential.helper named by a relative path holds" {
+	credential_helper
+	planted bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: a credential.helper named by a relative path holds" {
+	credential_helper
+	planted landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: a credential.helper named by a relative path runs with --no-protect (positive control)" {
+	credential_helper
+	planted bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+remote_vcs() {
+	git -C "$ws" config remote.origin.vcs foo/x
+	git -C "$ws" config remote.origin.url x://y
+	files=(git-remote-foo/x) later=()
+	outside='git fetch origin'
+}
+
+@test "bwrap: a remote.*.vcs helper named by a relative path holds" {
+	remote_vcs
+	planted bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: a remote.*.vcs helper named by a relative path holds" {
+	remote_vcs
+	planted landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: a remote.*.vcs helper named by a relative path runs with --no-protect (positive control)" {
+	remote_vcs
+	planted bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+# An ext:: remote runs its command, with protocol.ext.allow=always.
+remote_ext() {
+	git -C "$ws" config protocol.ext.allow always
+	git -C "$ws" config remote.origin.url 'ext::./x %S'
+	files=(x) later=()
+	outside='git fetch origin'
+}
+
+@test "bwrap: an ext:: remote's program holds" {
+	remote_ext
+	planted bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: an ext:: remote's program holds" {
+	remote_ext
+	planted landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: an ext:: remote's program runs with --no-protect (positive control)" {
+	remote_ext
+	planted bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+# Config in the environment, GIT_CONFIG_COUNT and its pairs, there when
+# sbx starts and when git runs later.
+env_config() {
+	export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath \
+	    GIT_CONFIG_VALUE_0="$ws/envhooks"
+	files=(envhooks/pre-commit) later=()
+	outside='git commit -q --allow-empty -m x'
+}
+
+@test "bwrap: core.hooksPath from GIT_CONFIG_COUNT holds" {
+	env_config
+	planted bwrap
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: core.hooksPath from GIT_CONFIG_COUNT holds" {
+	env_config
+	planted landlock
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: core.hooksPath from GIT_CONFIG_COUNT runs with --no-protect (positive control)" {
+	env_config
+	planted bwrap --no-protect
+	[ -e "$out/ran" ]
+}
