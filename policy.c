@@ -172,6 +172,13 @@ struct seen {
  * A rule list under construction, and the protected names that do not
  * exist in a folder that does (policy->missing).
  */
+/* A remote's URL, and the repository whose config named it. */
+struct remote {
+	char	*url;
+	char	*top;		/* NULL: read for no repository */
+	int	 depth;
+};
+
 struct plist {
 	struct rule	*r;
 	size_t		 n;
@@ -183,6 +190,11 @@ struct plist {
 	struct strv	 globals;	/* the user's and system's git configs */
 	char		*config_err;	/* a config that could not be read
 					   whole: the run fails */
+	struct strv	 rewrites;	/* url.BASE.insteadOf: prefix, BASE,
+					   in pairs */
+	struct remote	*remotes;	/* the remotes' URLs seen, rewritten
+					   once every config is read */
+	size_t		 nremotes;
 };
 
 static enum path_type
@@ -337,6 +349,14 @@ plist_free(struct plist *l)
 	strv_free(&l->globals);
 	free(l->config_err);
 	l->config_err = NULL;
+	strv_free(&l->rewrites);
+	while (l->nremotes > 0) {
+		l->nremotes--;
+		free(l->remotes[l->nremotes].url);
+		free(l->remotes[l->nremotes].top);
+	}
+	free(l->remotes);
+	l->remotes = NULL;
 }
 
 /* The deepest writable folder that holds path, or NULL. */
@@ -1160,6 +1180,59 @@ config_worktree(const struct cfgwalk *c, const char *val)
 	free(top);
 }
 
+/* A remote's URL, kept for the rewrites of url.*.insteadOf. */
+static void
+note_remote(const struct cfgwalk *c, const char *url)
+{
+	struct remote *r;
+
+	if (c->l->nremotes >= 4096)
+		return;
+	c->l->remotes = xrealloc(c->l->remotes,
+	    (c->l->nremotes + 1) * sizeof(*c->l->remotes));
+	r = &c->l->remotes[c->l->nremotes++];
+	r->url = xstrdup(url);
+	r->top = c->top != NULL ? xstrdup(c->top) : NULL;
+	r->depth = c->depth;
+}
+
+/*
+ * Once every config is read: each remote's URL as url.*.insteadOf
+ * rewrites it (the longest prefix), held as config_remote() holds one.
+ * Every config's rewrites count for every remote: which one git reads
+ * depends on where it runs.
+ */
+static void
+protect_rewritten(struct plist *l, const struct strv *w)
+{
+	struct cfgwalk c;
+	size_t i, k, n, best;
+	char *url;
+
+	for (i = 0; i < l->nremotes; i++) {
+		best = (size_t)-1;
+		n = 0;
+		for (k = 0; k + 1 < l->rewrites.n; k += 2)
+			if (strncmp(l->remotes[i].url, l->rewrites.v[k],
+			    strlen(l->rewrites.v[k])) == 0 &&
+			    strlen(l->rewrites.v[k]) > n) {
+				n = strlen(l->rewrites.v[k]);
+				best = k;
+			}
+		if (best == (size_t)-1)
+			continue;
+		memset(&c, 0, sizeof(c));
+		c.l = l;
+		c.w = w;
+		c.top = l->remotes[i].top;
+		c.depth = l->remotes[i].depth;
+		url = xasprintf("%s%s", l->rewrites.v[best + 1],
+		    l->remotes[i].url + n);
+		config_remote(&c, url);
+		free(url);
+	}
+}
+
 /*
  * One key of a git config that names a file git reads as configuration,
  * a folder it runs hooks or copies them from, or a program it runs: held
@@ -1188,14 +1261,18 @@ config_entry(void *arg, const char *key, const char *val)
 		free(p);
 	} else if (strcmp(key, "core.worktree") == 0)
 		config_worktree(c, val);
-	else if (key_is(key, "remote.*.url") || key_is(key, "remote.*.pushurl"))
+	else if (key_is(key, "remote.*.url") ||
+	    key_is(key, "remote.*.pushurl")) {
 		config_remote(c, val);
-	else if (key_is(key, "url.*.insteadof") ||
+		note_remote(c, val);
+	} else if (key_is(key, "url.*.insteadof") ||
 	    key_is(key, "url.*.pushinsteadof")) {
-		/* url.BASE.insteadOf: BASE is where such a remote goes. */
+		/* url.BASE.insteadOf = PREFIX: a URL that starts with
+		 * PREFIX goes to BASE and the rest (read at the end). */
 		p = xasprintf("%.*s", (int)(strrchr(key, '.') - key - 4),
 		    key + 4);
-		config_remote(c, p);
+		strv_push(&c->l->rewrites, val);
+		strv_push(&c->l->rewrites, p);
 		free(p);
 	} else if (key_is(key, "remote.*.vcs"))
 		config_prefixed(c, "git-remote-", val);
@@ -1656,6 +1733,7 @@ compute_protected(const struct strv *w, const struct strv *cache,
 		protect_config(l, w, l->globals.v[i], NULL, 0);
 	}
 	protect_env_config(l, w, NULL);
+	protect_rewritten(l, w);
 	/* Candidates in $HOME count wherever they are writable: -w ~/.config
 	 * exposes .config/fish as much as a writable $HOME does. */
 	if (home == NULL)
