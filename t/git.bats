@@ -1301,8 +1301,9 @@ imap_tunnel() {
 
 # sendemail.sendmailCmd: git send-email is a separate package (Perl).
 sendmail_cmd() {
-	[ -x "$(git --exec-path)/git-send-email" ] ||
-	    skip "git send-email is not installed (a separate package)"
+	[ -x "$(git --exec-path)/git-send-email" ] &&
+	    perl -MMail::Address -e 1 2>/dev/null ||
+	    sbx_skip "git send-email is not installed (Debian: git-email and libmailtools-perl)"
 	echo hi >"$ws/f"
 	git -C "$ws" add f
 	git -C "$ws" commit -q -m two
