@@ -41,6 +41,7 @@
 #define LINK_DEPTH	8	/* dangling links followed to a name */
 #define NESTED_MAX	512	/* folders looked at for repositories below a
 				   writable folder outside any repository */
+#define WORKTREES_MAX	32	/* linked worktrees read in a git folder */
 #define INCLUDE_DEPTH	10	/* git's bound on nested config includes */
 #define CONFIG_MAX	(1024 * 1024)	/* the largest git config read; a
 				   larger one fails the run */
@@ -695,7 +696,7 @@ protect_worktrees(struct plist *l, const struct strv *w, const char *g,
 {
 	struct dirent *de;
 	char *wt, *sub;
-	size_t i;
+	size_t i, n = 0;
 	DIR *d;
 
 	wt = path_join(g, "worktrees");
@@ -709,6 +710,13 @@ protect_worktrees(struct plist *l, const struct strv *w, const char *g,
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
 			continue;
+		/* More than a person keeps: the command may have made them
+		 * to slow or break the next run. The whole folder is held
+		 * (no worktree can be added in the run), the rest unread. */
+		if (++n > WORKTREES_MAX) {
+			protect(l, w, wt, PATH_DIR, 0);
+			break;
+		}
 		sub = path_join(wt, de->d_name);
 		if (type_of(sub) == PATH_DIR) {
 			for (i = 0; worktree_names[i].name; i++)
@@ -951,8 +959,10 @@ expand_home(const char *cmd, const char *home)
 	o = r = xmalloc(strlen(cmd) + n * len + 1);
 	for (s = cmd; *s != '\0'; ) {
 		n = 0;
-		if (strncmp(s, "${HOME}", 7) == 0)
-			n = 7;
+		/* ${HOME}, ${HOME:-x}, ${HOME-x}: HOME is set */
+		if (strncmp(s, "${HOME", 6) == 0 && strchr("}:-", s[6]) &&
+		    s[6] != '\0' && strchr(s, '}') != NULL)
+			n = (size_t)(strchr(s, '}') - s) + 1;
 		else if (strncmp(s, "$HOME", 5) == 0 && s[5] != '_' &&
 		    !isalnum((unsigned char)s[5]))
 			n = 5;
@@ -998,6 +1008,45 @@ program_piece(const struct cfgwalk *c, const char *tok,
 }
 
 /*
+ * The pieces of a shell command, one by one: each is held as
+ * program_piece() says, and a folder that "cd", "pushd" or a "-C" (env,
+ * git, make) moves to, past its options, becomes one more folder that
+ * relative pieces are found from: from the top and from the last such
+ * folder ("cd a && cd b && ./x" runs a/b/x).
+ */
+struct pieces {
+	const struct cfgwalk	*c;
+	struct strv		 dirs;
+	int			 shell;
+	int			 cd;	/* the next piece is a folder */
+};
+
+static void
+piece(struct pieces *ps, const char *tok)
+{
+	const char *top = ps->c->top;
+	char *p;
+
+	/* A bound on the folders, each of which every piece is found in. */
+	if (ps->cd && top != NULL && *tok != '-' && ps->dirs.n < 64) {
+		p = tok[0] == '/' ? xstrdup(tok) : path_join(ps->dirs.n > 1 ?
+		    ps->dirs.v[ps->dirs.n - 1] : top, tok);
+		strv_push(&ps->dirs, p);
+		free(p);
+		if (tok[0] != '/') {
+			p = path_join(top, tok);
+			strv_push(&ps->dirs, p);
+			free(p);
+		}
+	}
+	if (!(ps->cd && *tok == '-'))
+		ps->cd = ps->shell && (strcmp(tok, "cd") == 0 ||
+		    strcmp(tok, "pushd") == 0 || strcmp(tok, "-C") == 0 ||
+		    strcmp(tok, "--chdir") == 0);
+	program_piece(ps->c, tok, &ps->dirs, ps->shell);
+}
+
+/*
  * A program a key names ("!" before a shell command in an alias). A
  * shell command can run any file, so sbx holds every file it can see
  * named: each word as the shell quotes it ("'/a b/x'"), and each piece
@@ -1011,35 +1060,33 @@ static void
 config_program(const struct cfgwalk *c, const char *val, int shell)
 {
 	const char *cmd = val + (val[0] == '!');
-	struct strv dirs = { 0 };
-	char *word, *text, *tok, *save, *p;
-	int cd = 0;
+	struct pieces ps;
+	char *word, *text, *tok, *save;
+	int pass;
 
-	shell = shell || val[0] == '!';
-	if (c->top != NULL)
-		strv_push(&dirs, c->top);
-	while ((word = next_word(&cmd)) != NULL) {
-		if (strchr(word, '/') != NULL)
-			program_piece(c, word, &dirs, 0);
-		free(word);
-	}
-	text = expand_home(val + (val[0] == '!'), c->l->home);
-	for (tok = strtok_r(text, SHELL_SEP, &save); tok != NULL;
-	    tok = strtok_r(NULL, SHELL_SEP, &save)) {
-		if (cd && c->top != NULL) {
-			p = tok[0] == '/' ? xstrdup(tok) :
-			    path_join(c->top, tok);
-			strv_push(&dirs, p);
-			free(p);
+	memset(&ps, 0, sizeof(ps));
+	ps.c = c;
+	ps.shell = shell || val[0] == '!';
+	for (pass = 0; pass < 2; pass++) {
+		strv_free(&ps.dirs);
+		if (c->top != NULL)
+			strv_push(&ps.dirs, c->top);
+		ps.cd = 0;
+		if (pass == 0) {
+			while ((word = next_word(&cmd)) != NULL) {
+				piece(&ps, word);
+				free(word);
+			}
+			continue;
 		}
-		cd = shell && (strcmp(tok, "cd") == 0 ||
-		    strcmp(tok, "pushd") == 0);
-		program_piece(c, tok, &dirs, shell);
+		text = expand_home(val + (val[0] == '!'), c->l->home);
+		for (tok = strtok_r(text, SHELL_SEP, &save); tok != NULL;
+		    tok = strtok_r(NULL, SHELL_SEP, &save))
+			piece(&ps, tok);
+		free(text);
 	}
-	free(text);
-	strv_free(&dirs);
+	strv_free(&ps.dirs);
 }
-
 /*
  * submodule.*.path (in .gitmodules): a submodule's .git, a folder or a
  * pointer, is where git status outside runs git again, with that
@@ -1076,6 +1123,19 @@ config_prefixed(const struct cfgwalk *c, const char *prefix,
 	cmd = xasprintf("%s%s", prefix, val);
 	config_program(c, cmd, 0);
 	free(cmd);
+}
+
+/* p is what git takes as a repository: p/.git, or a git folder. */
+static int
+is_repo(const char *p)
+{
+	char *git = path_join(p, ".git");
+	struct stat st;
+	int r;
+
+	r = lstat(git, &st) == 0 || (type_of(p) == PATH_DIR && is_gitdir(p));
+	free(git);
+	return r;
 }
 
 /*
@@ -1134,9 +1194,13 @@ config_remote(const struct cfgwalk *c, const char *url)
 		free(p);
 		return;
 	}
-	if (strncmp(url, "file://", 7) == 0)
+	if (strncmp(url, "file://", 7) == 0) {
+		/* file://HOST/path: this machine's only as localhost */
 		url += 7;
-	else if (strstr(url, "://") != NULL)
+		if (*url != '/' && strncmp(url, "localhost/", 10) != 0)
+			return;
+		url += strcspn(url, "/");
+	} else if (strstr(url, "://") != NULL)
 		return;
 	else if ((colon = strchr(url, ':')) != NULL &&
 	    ((slash = strchr(url, '/')) == NULL || colon < slash))
@@ -1144,11 +1208,17 @@ config_remote(const struct cfgwalk *c, const char *url)
 	if (*url == '\0' || c->depth >= GIT_DEPTH ||
 	    (p = config_path(c, url, c->top)) == NULL)
 		return;
+	/* A link on the way is held by name: pointed elsewhere, it would
+	 * lead git to a repository of the command's. */
+	hold_links(c->l, c->w, p);
 	config_local_repo(c, p);
-	alt = xasprintf("%s.git", p);
-	if (type_of(p) == PATH_MISSING)
+	/* Where p is not a repository, git tries p.git/.git and p.git. */
+	if (!is_repo(p)) {
+		alt = xasprintf("%s.git", p);
+		hold_links(c->l, c->w, alt);
 		config_local_repo(c, alt);
-	free(alt);
+		free(alt);
+	}
 	free(p);
 }
 
@@ -1265,6 +1335,14 @@ config_entry(void *arg, const char *key, const char *val)
 	    key_is(key, "remote.*.pushurl")) {
 		config_remote(c, val);
 		note_remote(c, val);
+	} else if (key_is(key, "branch.*.remote") ||
+	    key_is(key, "branch.*.pushremote") ||
+	    strcmp(key, "remote.pushdefault") == 0) {
+		/* A remote's name, or, with a "/", a URL of its own. */
+		if (strchr(val, '/') != NULL) {
+			config_remote(c, val);
+			note_remote(c, val);
+		}
 	} else if (key_is(key, "url.*.insteadof") ||
 	    key_is(key, "url.*.pushinsteadof")) {
 		/* url.BASE.insteadOf = PREFIX: a URL that starts with

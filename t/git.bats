@@ -1557,3 +1557,116 @@ env_config() {
 	planted bwrap --no-protect
 	[ -e "$out/ran" ]
 }
+
+# Round 2 of the attack review: a branch's own remote given as a path, a
+# plain folder's .git twin, file://localhost, and cd forms the first
+# tokenizer missed.
+branch_remote() {
+	git init -q --bare "$top/other/a/b/victim.git"
+	git -C "$ws" config branch.main.remote "$top/other/a/b/victim.git"
+	git -C "$ws" config branch.main.merge refs/heads/main
+	git -C "$ws" config push.default current
+	files=("$top/other/a/b/victim.git/hooks/pre-receive") later=()
+	outside='git checkout -q -B main && git push -q'
+}
+
+@test "bwrap: the hooks of a repository branch.*.remote names by path hold" {
+	branch_remote
+	planted bwrap -w "$top/other"
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: the hooks of a repository branch.*.remote names by path hold" {
+	branch_remote
+	planted landlock -w "$top/other"
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: the hooks of a repository branch.*.remote names run with --no-protect (positive control)" {
+	branch_remote
+	planted bwrap --no-protect -w "$top/other"
+	[ -e "$out/ran" ]
+}
+
+# The URL names a plain folder: git tries URL.git next.
+remote_twin() {
+	mkdir -p "$top/other/a/b/victim"
+	git -C "$ws" config remote.backup.url "file://localhost$top/other/a/b/victim"
+	files=() later=("$top/other/a/b/victim.git/hooks/pre-receive")
+	inside="git init -q --bare '$top/other/a/b/victim.git'"
+	outside='git push -q backup HEAD:main'
+}
+
+@test "bwrap: a plain folder's .git twin that a file://localhost remote reaches holds" {
+	remote_twin
+	planted bwrap -w "$top/other"
+	[ ! -e "$out/ran" ]
+}
+
+@test "landlock: a plain folder's .git twin that a file://localhost remote reaches holds" {
+	remote_twin
+	planted landlock -w "$top/other"
+	[ ! -e "$out/ran" ]
+}
+
+@test "bwrap: a plain folder's .git twin runs with --no-protect (positive control)" {
+	remote_twin
+	planted bwrap --no-protect -w "$top/other"
+	[ -e "$out/ran" ]
+}
+
+# Each form, one after another: none of the planted scripts may run.
+cd_forms() {
+	local b=$1 form
+	shift
+	mkdir -p "$ws/sub/deep" "$ws/sp ace" "$home/proj"
+	for form in '!cd -P sub && ./x' '!cd -- sub && ./x' \
+	    '!cd sub && cd deep && ./x' '!cd "sp ace" && ./x' \
+	    '!env -C sub ./x' '!cd ${HOME:-/none}/proj && ./x'; do
+		git -C "$ws" config alias.t "$form"
+		files=(sub/x sub/deep/x "sp ace/x" "$home/proj/x") later=()
+		outside='git t'
+		HOME="$home" planted "$b" "$@" -w "$home/proj"
+		if [ -e "$out/ran" ]; then
+			echo "ran: $form"
+			return 1
+		fi
+	done
+}
+
+@test "bwrap: cd forms in an alias (options, a second cd, quotes, env -C, \${HOME:-}) hold" {
+	cd_forms bwrap
+}
+
+@test "landlock: cd forms in an alias (options, a second cd, quotes, env -C, \${HOME:-}) hold" {
+	cd_forms landlock
+}
+
+@test "bwrap: a cd form in an alias runs with --no-protect (positive control)" {
+	mkdir -p "$ws/sub"
+	git -C "$ws" config alias.t '!cd -P sub && ./x'
+	files=(sub/x) later=() outside='git t'
+	planted bwrap --no-protect
+	[ -e "$out/ran" ]
+}
+
+# Worktrees the command makes by the hundred cannot slow or break the
+# next run; past 32, the worktrees folder is held whole.
+@test "worktrees: 300 made by a run neither break nor slow the next; past 32 the folder is held" {
+	for b in bwrap landlock; do
+		need "$b"
+		rm -rf "$ws/.git/worktrees"
+		git -C "$ws" worktree add -q "$top/wt-$b" 2>/dev/null
+		sb "$b" -- sh -c 'i=0
+			while [ $i -lt 300 ]; do
+				mkdir -p .git/worktrees/w$i && echo /nowhere/.git >.git/worktrees/w$i/gitdir
+				i=$((i + 1))
+			done; echo made'
+		[ "$status" -eq 0 ]
+		[ "$(ls "$ws/.git/worktrees" | wc -l)" -gt 300 ]
+		sb "$b" -- sh -c 'mkdir .git/worktrees/more 2>/dev/null && echo made-more; echo ran'
+		[ "$status" -eq 0 ]
+		[ "$(kv stdout)" = 'ran\n' ]
+		rm -rf "$ws/.git/worktrees" "$top/wt-$b"
+	done
+}
