@@ -176,13 +176,17 @@ assert "limit" not in r, r
 		# the command itself is one of the five
 		[[ "$(kv stdout)" == *'fork refused'* ]]
 		n=$(kv stdout | sed -n 's/.*started \([0-9]*\).*/\1/p')
-		[ "$n" -le 4 ]
 		# Exactly: sbx's own processes and threads (bwrap, the shim,
 		# its refusals' thread) are not the command's to count. Not
 		# under rlimits outside a user namespace, which count every
-		# process of the user's.
+		# process of the user's: one of theirs that ends during the
+		# run leaves the command its place (another suite running as
+		# the same user), so there the bound is the refusal, short of
+		# the 20 asked for.
 		if [ "$cg_procs" = 1 ] || [[ "$ex" == *bwrap* ]]; then
 			[ "$n" -eq 4 ]
+		else
+			[ "$n" -lt 20 ]
 		fi
 		if [ "$cg_procs" = 1 ]; then
 			[ "$(kv limit)" = procs ]
