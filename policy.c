@@ -651,6 +651,8 @@ git_pointer(const char *file, const char *prefix, const char *base)
 static char *git_top(const char *);
 static void protect_config(struct plist *, const struct strv *, const char *,
     const char *, int);
+static void protect_top_configs(struct plist *, const struct strv *,
+    const char *, const char *, const char *, int);
 static void protect_worktree_configs(struct plist *, const struct strv *,
     const char *, int);
 
@@ -673,13 +675,7 @@ protect_linked(struct plist *l, const struct strv *w, const char *g,
 		if (type_of(p) == PATH_FILE)
 			protect(l, w, p, PATH_MISSING, 0);
 		free(p);
-		p = path_join(g, "config");
-		protect_config(l, w, p, top, 0);
-		free(p);
-		p = path_join(sub, "config.worktree");
-		protect_config(l, w, p, top, 0);
-		free(p);
-		protect_worktree_configs(l, w, top, depth);
+		protect_top_configs(l, w, g, sub, top, depth);
 	}
 	free(top);
 }
@@ -1518,6 +1514,26 @@ protect_worktree_configs(struct plist *l, const struct strv *w,
 	free(p);
 }
 
+/*
+ * Every config git reads for the worktree at top: the shared config in
+ * common (the git folder), the worktree's own config.worktree in own
+ * (the same folder, or its worktrees/NAME), and the others.
+ */
+static void
+protect_top_configs(struct plist *l, const struct strv *w,
+    const char *common, const char *own, const char *top, int depth)
+{
+	char *p;
+
+	p = path_join(common, "config");
+	protect_config(l, w, p, top, 0);
+	free(p);
+	p = path_join(own, "config.worktree");
+	protect_config(l, w, p, top, 0);
+	free(p);
+	protect_worktree_configs(l, w, top, depth);
+}
+
 /* Where hooks and aliases run for git folder g: its worktree's top. */
 static char *
 git_top(const char *g)
@@ -1562,13 +1578,7 @@ protect_gitdir(struct plist *l, const struct strv *w, const char *g,
 	/* What its config names: a hooks folder, included configs,
 	 * programs, when they lie in a writable folder. */
 	top = git_top(g);
-	p = path_join(g, "config");
-	protect_config(l, w, p, top, 0);
-	free(p);
-	p = path_join(g, "config.worktree");
-	protect_config(l, w, p, top, 0);
-	free(p);
-	protect_worktree_configs(l, w, top, depth);
+	protect_top_configs(l, w, g, g, top, depth);
 	free(top);
 	p = path_join(g, "commondir");
 	if ((common = git_pointer(p, "", g)) != NULL) {
