@@ -169,10 +169,6 @@ struct seen {
 	size_t	  cap;
 };
 
-/*
- * A rule list under construction, and the protected names that do not
- * exist in a folder that does (policy->missing).
- */
 /* A remote's URL, and the repository whose config named it. */
 struct remote {
 	char	*url;
@@ -180,6 +176,10 @@ struct remote {
 	int	 depth;
 };
 
+/*
+ * A rule list under construction, and the protected names that do not
+ * exist in a folder that does (policy->missing).
+ */
 struct plist {
 	struct rule	*r;
 	size_t		 n;
@@ -197,6 +197,17 @@ struct plist {
 					   once every config is read */
 	size_t		 nremotes;
 };
+
+/* The folder that holds path, absolute ("/" for "/x"): a new string. */
+static char *
+parent_dir(const char *path)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+
+	if (slash != NULL)
+		slash[slash == dir] = '\0';
+	return dir;
+}
 
 static enum path_type
 type_of(const char *path)
@@ -488,9 +499,7 @@ hold_missing(struct plist *l, const struct strv *w, const char *path,
 	/* A folder the user cannot write in gets no placeholder (bwrap could
 	 * not make it, nor can the command make the name). */
 	if (create != PATH_MISSING) {
-		dir = xstrdup(path);
-		*(strrchr(dir, '/') == dir ? dir + 1 : strrchr(dir, '/')) =
-		    '\0';
+		dir = parent_dir(path);
 		if (access(dir, W_OK) != 0)
 			create = PATH_MISSING;
 		free(dir);
@@ -726,7 +735,7 @@ protect_worktrees(struct plist *l, const struct strv *w, const char *g,
 	free(wt);
 }
 
-/* Keys whose value is a program to run: its first word, when a path. */
+/* Keys whose value is a program to run: a shell command (config_program). */
 static const char *const git_program_keys[] = {
 	"core.fsmonitor", "core.editor", "core.pager", "core.sshcommand",
 	"core.askpass", "core.gitproxy", "sequence.editor", "gpg.program",
@@ -849,6 +858,20 @@ struct cfgwalk {
 
 static void config_read(const struct cfgwalk *, const char *, int);
 
+/* A walk of the configs read for the repository whose top is top. */
+static struct cfgwalk
+walk_for(struct plist *l, const struct strv *w, const char *top, int depth)
+{
+	struct cfgwalk c;
+
+	memset(&c, 0, sizeof(c));
+	c.l = l;
+	c.w = w;
+	c.top = top;
+	c.depth = depth;
+	return c;
+}
+
 /*
  * A path in a config as git's interpolate_path() reads it: "~" and
  * "~/..." in HOME, "~user/..." in that user's home, a relative one from
@@ -887,8 +910,7 @@ config_include(const struct cfgwalk *c, const char *val)
 {
 	char *dir, *p;
 
-	dir = xstrdup(c->path);
-	*(strrchr(dir, '/') == dir ? dir + 1 : strrchr(dir, '/')) = '\0';
+	dir = parent_dir(c->path);
 	if ((p = config_path(c, val, dir)) != NULL) {
 		protect(c->l, c->w, p, PATH_MISSING, 0);
 		/* git reads INCLUDE_DEPTH nested includes and fails at the
@@ -1042,6 +1064,16 @@ piece(struct pieces *ps, const char *tok)
 	program_piece(ps->c, tok, &ps->dirs, ps->shell);
 }
 
+/* Pieces start from the top alone, no cd seen. */
+static void
+pieces_start(struct pieces *ps)
+{
+	strv_free(&ps->dirs);
+	if (ps->c->top != NULL)
+		strv_push(&ps->dirs, ps->c->top);
+	ps->cd = 0;
+}
+
 /*
  * A program a key names ("!" before a shell command in an alias). A
  * shell command can run any file, so sbx holds every file it can see
@@ -1058,31 +1090,26 @@ config_program(const struct cfgwalk *c, const char *val, int shell)
 	const char *cmd = val + (val[0] == '!');
 	struct pieces ps;
 	char *word, *text, *tok, *save;
-	int pass;
 
 	memset(&ps, 0, sizeof(ps));
 	ps.c = c;
 	ps.shell = shell || val[0] == '!';
-	for (pass = 0; pass < 2; pass++) {
-		strv_free(&ps.dirs);
-		if (c->top != NULL)
-			strv_push(&ps.dirs, c->top);
-		ps.cd = 0;
-		if (pass == 0) {
-			while ((word = next_word(&cmd)) != NULL) {
-				piece(&ps, word);
-				free(word);
-			}
-			continue;
-		}
-		text = expand_home(val + (val[0] == '!'), c->l->home);
-		for (tok = strtok_r(text, SHELL_SEP, &save); tok != NULL;
-		    tok = strtok_r(NULL, SHELL_SEP, &save))
-			piece(&ps, tok);
-		free(text);
+	/* The words as the shell quotes them ... */
+	pieces_start(&ps);
+	while ((word = next_word(&cmd)) != NULL) {
+		piece(&ps, word);
+		free(word);
 	}
+	/* ... and the pieces between its special characters. */
+	pieces_start(&ps);
+	text = expand_home(val + (val[0] == '!'), c->l->home);
+	for (tok = strtok_r(text, SHELL_SEP, &save); tok != NULL;
+	    tok = strtok_r(NULL, SHELL_SEP, &save))
+		piece(&ps, tok);
+	free(text);
 	strv_free(&ps.dirs);
 }
+
 /*
  * submodule.*.path (in .gitmodules): a submodule's .git, a folder or a
  * pointer, is where git status outside runs git again, with that
@@ -1232,8 +1259,7 @@ config_worktree(const struct cfgwalk *c, const char *val)
 
 	if (c->top == NULL || (c->include > 0 && val[0] != '/'))
 		return;
-	dir = xstrdup(c->path);
-	*(strrchr(dir, '/') == dir ? dir + 1 : strrchr(dir, '/')) = '\0';
+	dir = parent_dir(c->path);
 	top = config_path(c, val, dir);
 	free(dir);
 	if (top == NULL || strcmp(top, c->top) == 0) {
@@ -1287,11 +1313,7 @@ protect_rewritten(struct plist *l, const struct strv *w)
 			}
 		if (best == (size_t)-1)
 			continue;
-		memset(&c, 0, sizeof(c));
-		c.l = l;
-		c.w = w;
-		c.top = l->remotes[i].top;
-		c.depth = l->remotes[i].depth;
+		c = walk_for(l, w, l->remotes[i].top, l->remotes[i].depth);
 		url = xasprintf("%s%s", l->rewrites.v[best + 1],
 		    l->remotes[i].url + n);
 		config_remote(&c, url);
@@ -1444,13 +1466,8 @@ static void
 protect_config(struct plist *l, const struct strv *w, const char *cfg,
     const char *top, int depth)
 {
-	struct cfgwalk c;
+	struct cfgwalk c = walk_for(l, w, top, depth);
 
-	memset(&c, 0, sizeof(c));
-	c.l = l;
-	c.w = w;
-	c.top = top;
-	c.depth = depth;
 	config_read(&c, cfg, 0);
 }
 
@@ -1471,10 +1488,7 @@ protect_env_config(struct plist *l, const struct strv *w, const char *top)
 	if ((e = getenv("GIT_CONFIG_COUNT")) == NULL ||
 	    (n = strtol(e, NULL, 10)) <= 0)
 		return;
-	memset(&c, 0, sizeof(c));
-	c.l = l;
-	c.w = w;
-	c.top = top;
+	c = walk_for(l, w, top, 0);
 	c.path = "/dev/null";
 	for (i = 0; i < n && i < 1000; i++) {
 		snprintf(name, sizeof(name), "GIT_CONFIG_KEY_%ld", i);
@@ -1539,12 +1553,10 @@ static char *
 git_top(const char *g)
 {
 	const char *base = strrchr(g, '/');
-	char *top, *p, *wt;
+	char *p, *wt;
 
 	if (base != NULL && strcmp(base, "/.git") == 0) {
-		top = xstrdup(g);
-		*(strrchr(top, '/') == top ? top + 1 : strrchr(top, '/')) = '\0';
-		return top;
+		return parent_dir(g);
 	}
 	/* worktrees/NAME: its gitdir file names the checkout's .git. */
 	p = path_join(g, "gitdir");
