@@ -3,15 +3,14 @@
  * bwrap_build() is a pure function of the plan: it fills the launch (the
  * bwrap options passed NUL-separated on FD_ARGS, the seccomp program on
  * FD_SECCOMP, the shim's line) and neither forks, execs nor exits. What
- * only bwrap needs lives here: the pins that keep a read-only path from
- * being renamed away, the placeholders bwrap makes for missing protected
- * paths (and sbx's own "." for git's commondir) and the locks that keep
- * runs from removing each other's, the seals that keep names from being
- * made in a folder of the home where a placeholder would shadow a file, the
- * inherited descriptors the shim reopens inside, the descriptors of the
- * checked paths that bwrap binds (--bind-fd, --ro-bind-fd) and the list
- * of mounts the shim checks inside before the command (FD_MOUNTS), and
- * the reading of bwrap's own failure line. Invariants: every path handed to bwrap is
+ * only bwrap needs lives here: the inherited descriptors the shim reopens
+ * inside, the descriptors of the checked paths that bwrap binds
+ * (--bind-fd, --ro-bind-fd) and the list of mounts the shim checks inside
+ * before the command (FD_MOUNTS), and the reading of bwrap's own failure
+ * line. The names the policy holds that do not exist, and the folders
+ * above held paths, are held by sbx's supervisor (notify.c) at the moment
+ * of the call, in the sandbox's own mount namespace: nothing is made on
+ * the host for them. Invariants: every path handed to bwrap is
  * absolute, so none can be read as an option; the sandbox always gets its
  * own user, pid, ipc, uts and (unless --net) network namespaces, a new
  * session, no capabilities once the shim has run (see shim.c for root),
@@ -64,13 +63,12 @@ struct bwrap_priv {
 	int		*fds;		/* their descriptors, opened here */
 	struct strv	 checks;	/* KIND ID PATH each: for the shim */
 	char		*failed;	/* a path that changed while sbx started */
-	struct strv	 placeholders;	/* mount points bwrap creates */
-	struct strv	 dots;		/* placeholders sbx writes: "." */
-	struct strv	 seal;		/* folders that get no new entries */
 	struct strv	 reopen;	/* fd digit, path: for the shim */
-	struct strv	 lockdir;	/* the folders of the placeholders */
-	int		*lock;		/* one descriptor per folder */
+	struct sup	*sup;		/* the supervisor, once built */
 };
+
+static int flavour(const struct plan *);
+static void take_listener(void *, int, pid_t);
 
 static void
 push2(struct strv *v, const char *op, const char *path)
@@ -153,28 +151,6 @@ bind_opened(struct strv *v, struct bwrap_priv *bp, const char *op,
 	snprintf(id, sizeof(id), "%llu:%llu", (unsigned long long)st->st_dev,
 	    (unsigned long long)st->st_ino);
 	check(bp, strcmp(op, "--bind-fd") ? "ro" : "rw", id, path);
-}
-
-/*
- * An entry of a sealed folder, which no check of sbx's named: bound by
- * the descriptor of what is there now, opened without following a link.
- * One that is gone or became a link stays under the seal, read-only.
- */
-static void
-bind_entry(struct strv *v, struct bwrap_priv *bp, const char *op,
-    const char *path)
-{
-	struct stat st;
-	int fd;
-
-	if (bp->binds.n == MAX_BINDS) {
-		if (bp->failed == NULL)
-			bp->failed = xasprintf("more than %d paths to bind "
-			    "(entries of a writable home)", MAX_BINDS);
-		return;
-	}
-	if ((fd = open_nolinks(path, &st)) >= 0)
-		bind_opened(v, bp, op, path, fd, &st);
 }
 
 /*
@@ -280,56 +256,6 @@ fresh_dir(struct strv *v, const struct bwrap_priv *bp, const char *path)
 			    bp->reopen.v[i + 1]);
 }
 
-static int
-has(const struct strv *v, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < v->n; i++)
-		if (strcmp(v->v[i], s) == 0)
-			return 1;
-	return 0;
-}
-
-static char *
-folder_of(const char *path)
-{
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
-
-	if (slash != NULL)
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	return dir;
-}
-
-/* path would be a new entry of a sealed folder: the seal holds it. */
-static int
-sealed_in(const struct bwrap_priv *bp, const char *path)
-{
-	char *dir = folder_of(path);
-	int r = has(&bp->seal, dir);
-
-	free(dir);
-	return r;
-}
-
-/*
- * A --deny-read or --deny-write path that does not exist stays absent.
- * In a writable folder the command could make it, so a mount point holds
- * it: /dev/null, as for a denied file (bwrap makes an empty file on the
- * host, removed after the run like the protected placeholders).
- * Elsewhere nothing of the command's can make it, and bwrap could not
- * make a mount point either.
- */
-static void
-absent(struct strv *v, struct bwrap_priv *bp, const struct policy *pol,
-    const struct rule *r)
-{
-	if (policy_holder(pol, r->path) == NULL || sealed_in(bp, r->path))
-		return;
-	null_file_checked(v, bp, r->path);
-	strv_push(&bp->placeholders, r->path);
-}
-
 /* A device bound by name: its inode, for the shim to compare. */
 static void
 dev_checked(struct bwrap_priv *bp, const char *path)
@@ -353,8 +279,7 @@ dev_checked(struct bwrap_priv *bp, const char *path)
 }
 
 static void
-add_rule(struct strv *v, struct bwrap_priv *bp, const struct policy *pol,
-    const struct rule *r)
+add_rule(struct strv *v, struct bwrap_priv *bp, const struct rule *r)
 {
 	switch (r->kind) {
 	case RULE_WRITE:
@@ -371,191 +296,21 @@ add_rule(struct strv *v, struct bwrap_priv *bp, const struct policy *pol,
 			bind_fd(v, bp, "--bind-fd", r->path);
 		break;
 	case RULE_READONLY:
-		if (r->create == PATH_MISSING && r->type == PATH_MISSING) {
-			absent(v, bp, pol, r);
-			break;
-		}
-		if (r->create == PATH_MISSING) {
+		/* A missing one is the supervisor's: no mount point. An
+		 * existing one stays a read-only bind, cheaper than judging
+		 * every write to it. */
+		if (r->type != PATH_MISSING)
 			bind_fd(v, bp, "--ro-bind-fd", r->path);
-			break;
-		}
-		/* A placeholder: bwrap makes the mount point on the host if
-		 * missing, which keeps the path from being created inside.
-		 * Also used for an existing empty one, which may be another
-		 * run's placeholder and vanish before bwrap binds it. A file
-		 * that reads "." is written by sbx (bwrap_prepare()) and
-		 * bound onto itself: git reads it outside during the run. */
-		if (r->type == PATH_MISSING && sealed_in(bp, r->path))
-			break;
-		if (r->create == PATH_DIR)
-			empty_dir_checked(v, bp, r->path);
-		else if (r->create == PATH_OTHER) {
-			push3(v, "--ro-bind", r->path, r->path);
-			strv_push(&bp->dots, r->path);
-		} else
-			null_file_checked(v, bp, r->path);
-		if (r->type == PATH_MISSING || r->create == PATH_OTHER)
-			strv_push(&bp->placeholders, r->path);
 		break;
 	case RULE_DENY_READ:
 		if (r->type == PATH_MISSING)
-			absent(v, bp, pol, r);
-		else if (r->type == PATH_DIR)
+			break;
+		if (r->type == PATH_DIR)
 			empty_dir_checked(v, bp, r->path);
 		else
 			null_file_checked(v, bp, r->path);
 		break;
 	}
-}
-
-/*
- * Pins: a read-only path below a writable folder could be swapped out by
- * renaming one of its parents ("mv .git .git-old; mkdir .git") unless each
- * of those parents is itself a mount point, which rename(2) refuses with
- * EBUSY. So every folder strictly between a writable folder and a
- * read-only or denied path below it is bound onto itself: that grants
- * nothing new, it only pins the name.
- */
-static void
-pin_parents(const struct policy *pol, const char *path, struct strv *pins)
-{
-	const char *holder = policy_holder(pol, path);
-	size_t hl;
-	char *p, *s;
-
-	if (holder == NULL || strcmp(holder, path) == 0)
-		return;
-	hl = strcmp(holder, "/") ? strlen(holder) : 0;
-	p = xstrdup(path);
-	for (s = p + hl + 1; (s = strchr(s, '/')) != NULL; s++) {
-		*s = '\0';
-		if (!has(pins, p))
-			strv_push(pins, p);
-		*s = '/';
-	}
-	free(p);
-}
-
-/*
- * The home's start-up names are held by name where they do not exist
- * (policy->missing), and a placeholder would shadow another file (an
- * empty ~/.bash_login hides ~/.profile from bash; an empty ~/.emacs,
- * ~/.emacs.d/init.el): bwrap has no way to hold a bare name. So the
- * folders they would be made in are sealed: bound read-only, with each of
- * their folders and files bound writable again, so that what exists stays
- * writable and nothing new can be made there. A seal's root is the home
- * when it is writable (the root, -w ~), else the writable folder in it
- * that holds the name (-w ~/.config); sealed are the root and every
- * folder between it and the deepest existing folder of each such name.
- */
-static void
-seal_list(const struct policy *pol, struct strv *seal, struct strv *roots)
-{
-	const char *root, *m;
-	struct stat st;
-	size_t i, rl;
-	char *p, *s;
-
-	for (i = 0; pol->home != NULL && i < pol->missing.n; i++) {
-		m = pol->missing.v[i];
-		if (!path_under(m, pol->home) ||
-		    (root = policy_holder(pol, m)) == NULL)
-			continue;
-		if (path_under(pol->home, root))
-			root = pol->home;
-		if (!has(roots, root))
-			strv_push(roots, root);
-		if (!has(seal, root))
-			strv_push(seal, root);
-		rl = strcmp(root, "/") ? strlen(root) : 0;
-		p = xstrdup(m);
-		for (s = p + rl + 1; (s = strchr(s, '/')) != NULL; s++) {
-			*s = '\0';
-			if (lstat(p, &st) < 0 || !S_ISDIR(st.st_mode))
-				break;
-			if (!has(seal, p))
-				strv_push(seal, p);
-			*s = '/';
-		}
-		free(p);
-	}
-}
-
-/* dir read-only, its entries writable but for the sealed folders. */
-static void
-seal(struct strv *v, struct bwrap_priv *bp, const struct strv *sl,
-    const char *dir)
-{
-	struct dirent **de;
-	struct stat st;
-	char *sub;
-	int n, i;
-
-	bind_entry(v, bp, "--ro-bind-fd", dir);
-	if ((n = scandir(dir, &de, NULL, alphasort)) < 0)
-		return;
-	for (i = 0; i < n; i++) {
-		sub = path_join(dir, de[i]->d_name);
-		/* A link stays: its target has rules of its own. An entry
-		 * removed since (a lock file, say) is skipped by bwrap. */
-		if (strcmp(de[i]->d_name, ".") && strcmp(de[i]->d_name, "..") &&
-		    lstat(sub, &st) == 0) {
-			if (has(sl, sub))
-				seal(v, bp, sl, sub);
-			else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))
-				bind_entry(v, bp, "--bind-fd", sub);
-		}
-		free(sub);
-		free(de[i]);
-	}
-	free(de);
-}
-
-/*
- * The policy as bwrap options: the writable structure (the seal right
- * after the writable folder that holds it), then the pins, then the
- * exceptions (every rule after the last writable one), so that no pin
- * covers an exception and each pin lies on its writable folder. A sealed
- * folder is a mount point already: a pin there would unseal it.
- */
-static void
-add_policy(struct strv *v, struct bwrap_priv *bp, const struct policy *pol)
-{
-	struct strv pins = { NULL, 0, 0 }, roots = { NULL, 0, 0 };
-	struct strv sealed = { NULL, 0, 0 };
-	const char *h;
-	size_t i, j, split = 0;
-
-	seal_list(pol, &bp->seal, &roots);
-	for (i = 0; i < pol->n; i++)
-		if (pol->r[i].kind == RULE_WRITE)
-			split = i + 1;
-	for (i = split; i < pol->n; i++)
-		pin_parents(pol, pol->r[i].path, &pins);
-	for (i = 0; i < split; i++) {
-		/* The same folder twice (the root, and -w of it): once, or
-		 * the second bind would lift the seal. */
-		if (pol->r[i].kind == RULE_WRITE &&
-		    has(&sealed, pol->r[i].path))
-			continue;
-		add_rule(v, bp, pol, &pol->r[i]);
-		/* Each seal right after the writable folder that holds it. */
-		for (j = 0; pol->r[i].kind == RULE_WRITE && j < roots.n; j++)
-			if ((h = policy_holder(pol, roots.v[j])) != NULL &&
-			    strcmp(pol->r[i].path, h) == 0) {
-				seal(v, bp, &bp->seal, roots.v[j]);
-				strv_push(&sealed, h);
-				roots.v[j][0] = '\0';
-			}
-	}
-	strv_free(&roots);
-	strv_free(&sealed);
-	for (i = 0; i < pins.n; i++)
-		if (!has(&bp->seal, pins.v[i]))
-			bind_fd(v, bp, "--bind-fd", pins.v[i]);
-	for (i = split; i < pol->n; i++)
-		add_rule(v, bp, pol, &pol->r[i]);
-	strv_free(&pins);
 }
 
 /* A device node bwrap's --dev binds in from the host, /dev/tty aside. */
@@ -672,7 +427,10 @@ bwrap_args(const struct plan *pl, struct bwrap_priv *bp, struct strv *v)
 	}
 	if (o->net != NET_ALL)
 		strv_push(v, "--unshare-net");
-	add_policy(v, bp, pl->pol);
+	/* The rules in order, each over the ones before it below its path.
+	 * A rename of a folder above a held path is the supervisor's. */
+	for (i = 0; i < pl->pol->n; i++)
+		add_rule(v, bp, &pl->pol->r[i]);
 	/* After the rules: even a rule on / or /dev cannot replace these. */
 	push2(v, "--dev", "/dev");
 	push2(v, "--proc", "/proc");
@@ -853,9 +611,19 @@ describe(const struct plan *pl, const struct bwrap_priv *bp,
 		strv_push(&l->shown, args->v[i]);
 	for (i = 3; i < l->argv.n; i++)
 		strv_push(&l->shown, l->argv.v[i]);
-	d = seccomp_describe(pl->o, SECCOMP_FOR_BWRAP);
+	d = seccomp_describe(pl->o, flavour(pl));
 	strv_pushf(&l->dry, "# %s", d);
 	free(d);
+	if (flavour(pl) & SECCOMP_NOTIFY_ENTRIES)
+		strv_push(&l->dry, "# supervisor: creating, renaming, linking "
+		    "and removing entries of writable folders judged at the "
+		    "call, in the sandbox's root; git folders made in the run "
+		    "held as existing ones");
+	for (i = 0; i < pl->pol->missing.n; i++) {
+		q = shell_quote(pl->pol->missing.v[i]);
+		strv_pushf(&l->dry, "# supervisor: held %s (missing)", q);
+		free(q);
+	}
 	for (i = 0; i < bp->binds.n; i++) {
 		q = shell_quote(bp->binds.v[i]);
 		strv_pushf(&l->dry, "# fd %zu: %s (opened when sbx checked "
@@ -880,6 +648,38 @@ describe(const struct plan *pl, const struct bwrap_priv *bp,
 	    NETNS_RANGE);
 }
 
+/*
+ * Entries go to the supervisor where anything is held in a writable
+ * folder (a missing name, a folder above a held path, git folders made
+ * in the run); refusals and set-id modes always do.
+ */
+static int
+flavour(const struct plan *pl)
+{
+	const struct policy *pol = pl->pol;
+	size_t i;
+	int held = pl->o->protect || pol->missing.n > 0;
+
+	for (i = 0; !held && i < pol->n; i++)
+		held = pol->r[i].kind != RULE_WRITE &&
+		    policy_holder(pol, pol->r[i].path) != NULL;
+	return SECCOMP_FOR_BWRAP | (held ? SECCOMP_NOTIFY_ENTRIES : 0);
+}
+
+/* The supervisor's view: the policy, resolved in the sandbox's root. */
+static struct sup *
+supervisor(const struct plan *pl)
+{
+	struct sup_conf c;
+
+	memset(&c, 0, sizeof(c));
+	c.pol = pl->pol;
+	c.own_mounts = 1;
+	c.hold_git = pl->o->protect;
+	c.net = NET_ALL;	/* the network namespace and proxy judge */
+	return notify_new(&c);
+}
+
 int
 bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 {
@@ -899,11 +699,13 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 			bwrap = xstrdup("/usr/bin/bwrap");
 	} else if (bwrap_find(pl->o, &bwrap, e) < 0)
 		return -1;
-	if (reopen_list(pl, &bp->reopen, e) < 0 ||
-	    seccomp_build(pl->o, SECCOMP_FOR_BWRAP, &bpf, &bpflen, e) < 0) {
+	if ((!pl->o->dry_run && notify_probe(e) < 0) ||
+	    reopen_list(pl, &bp->reopen, e) < 0 ||
+	    seccomp_build(pl->o, flavour(pl), &bpf, &bpflen, e) < 0) {
 		free(bwrap);
 		return -1;
 	}
+	bp->sup = supervisor(pl);
 	bwrap_args(pl, bp, &args);
 	if (bp->failed != NULL) {
 		sbx_errf(e, ERR_PATH, "%s", bp->failed);
@@ -936,126 +738,35 @@ bwrap_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 		if (!bp->dry)
 			add_fd(l, FD_FIRST_BIND + (int)i, bp->fds[i], NULL, 0);
 	l->status_fd = FD_STATUS;
+	l->take_fd = take_listener;
 	l->flags = L_SHIM | L_PIDNS | L_SPARE_LEADER | L_OWN_NPROC;
-	/* bwrap, the shim and its refusals' thread, the bridge */
-	l->helpers = 3 + (pl->bridge_fd >= 0);
+	/* bwrap, the shim, the bridge */
+	l->helpers = 2 + (pl->bridge_fd >= 0);
 	strv_free(&args);
 	free(bwrap);
 	return 0;
 }
 
-/*
- * A placeholder that reads ".": made here, before bwrap binds it onto
- * itself, unless another run's is there. Outside, git reads it during
- * the run as no redirection.
- */
+/* The shim sent the filter's listener: the supervisor answers it. */
 static void
-write_dot(const char *path)
+take_listener(void *priv, int fd, pid_t shim)
 {
-	int fd;
-
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	    0644);
-	if (fd < 0)
-		return;
-	if (write(fd, ".\n", 2) != 2)
-		(void)unlink(path);
-	close(fd);
+	notify_start(((struct bwrap_priv *)priv)->sup, fd, shim);
 }
 
-/* An empty file, or one that reads ".": a placeholder, as made. */
-static int
-placeholder_file(const char *path, const struct stat *st)
-{
-	char buf[3];
-	ssize_t n;
-	int fd;
-
-	if (!S_ISREG(st->st_mode) || st->st_size > 2)
-		return 0;
-	if (st->st_size == 0)
-		return 1;
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	return n == 2 && memcmp(buf, ".\n", 2) == 0;
-}
-
-/*
- * Removing a placeholder while another sbx run has it mounted would detach
- * that run's read-only cover (the kernel unmounts what lies on a removed
- * name in every namespace). So each run holds a shared lock on the folder
- * of each placeholder while its sandbox lives, and removes a placeholder
- * only if it can take the lock exclusively at once: the last run out
- * cleans up. One lock per folder: flock() locks belong to an open file
- * description, so two descriptors of one run on one folder would refuse
- * each other the exclusive lock.
- */
-int
-bwrap_prepare(struct launch *l, struct sbx_err *e)
-{
-	struct bwrap_priv *bp = l->priv;
-	size_t i, j;
-	char *dir;
-
-	(void)e;
-	bp->lock = xcalloc(bp->placeholders.n + 1, sizeof(int));
-	for (i = 0; i < bp->placeholders.n; i++) {
-		dir = folder_of(bp->placeholders.v[i]);
-		for (j = 0; j < bp->lockdir.n && strcmp(bp->lockdir.v[j], dir);
-		    j++)
-			;
-		if (j == bp->lockdir.n) {
-			strv_push(&bp->lockdir, dir);
-			bp->lock[j] = open(dir, O_RDONLY | O_DIRECTORY |
-			    O_CLOEXEC);
-			if (bp->lock[j] >= 0)
-				while (flock(bp->lock[j], LOCK_SH) < 0 &&
-				    errno == EINTR)
-					;
-		}
-		free(dir);
-	}
-	for (i = 0; i < bp->dots.n; i++)
-		write_dot(bp->dots.v[i]);
-	return 0;
-}
-
-/* The last run out removes the placeholders: each still empty, as made. */
+/* After the run: the supervisor stops. */
 void
 bwrap_finish(struct launch *l)
 {
-	struct bwrap_priv *bp = l->priv;
-	struct stat st;
-	size_t i, j;
-	char *dir;
+	notify_stop(((struct bwrap_priv *)l->priv)->sup);
+}
 
-	for (j = 0; bp->lock && j < bp->lockdir.n; j++) {
-		if (bp->lock[j] < 0)
-			continue;
-		if (flock(bp->lock[j], LOCK_EX | LOCK_NB) < 0) {
-			close(bp->lock[j]);
-			continue;
-		}
-		for (i = bp->placeholders.n; i-- > 0; ) {
-			const char *p = bp->placeholders.v[i];
-
-			dir = folder_of(p);
-			if (strcmp(dir, bp->lockdir.v[j]) == 0 &&
-			    lstat(p, &st) == 0) {
-				if (S_ISDIR(st.st_mode))
-					rmdir(p);
-				else if (placeholder_file(p, &st))
-					unlink(p);
-			}
-			free(dir);
-		}
-		close(bp->lock[j]);
-	}
-	free(bp->lock);
-	bp->lock = NULL;
-	strv_free(&bp->lockdir);
+/* What the supervisor refused goes into the result. */
+void
+bwrap_report(const struct launch *l, struct exec_result *res)
+{
+	notify_denied(((struct bwrap_priv *)l->priv)->sup, &res->denied,
+	    &res->ndenied);
 }
 
 void
@@ -1066,9 +777,7 @@ bwrap_release(void *priv)
 
 	if (bp == NULL)
 		return;
-	strv_free(&bp->placeholders);
-	strv_free(&bp->dots);
-	strv_free(&bp->seal);
+	notify_free(bp->sup);
 	strv_free(&bp->reopen);
 	for (i = 0; i < bp->binds.n; i++)
 		if (bp->fds[i] >= 0)
@@ -1077,8 +786,6 @@ bwrap_release(void *priv)
 	strv_free(&bp->binds);
 	strv_free(&bp->checks);
 	free(bp->failed);
-	strv_free(&bp->lockdir);
-	free(bp->lock);
 	free(bp);
 }
 

@@ -571,8 +571,19 @@ static int make_ruleset(struct ll_plan *, const struct policy *,
 static struct sup *
 supervisor(const struct ll_plan *p, const struct plan *pl)
 {
-	return notify_new(pl->pol, p->granted, p->ngranted, pl->o->net,
-	    pl->proxy_port, p->scoped == 0);
+	struct sup_conf c;
+
+	memset(&c, 0, sizeof(c));
+	c.pol = pl->pol;
+	c.granted = p->granted;
+	c.ngranted = p->ngranted;
+	c.hold_git = pl->o->protect;
+	/* Root keeps CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH here. */
+	c.keep_caps = geteuid() == 0;
+	c.net = pl->o->net;
+	c.proxy_port = pl->proxy_port;
+	c.scope = p->scoped == 0;
+	return notify_new(&c);
 }
 
 /* The child sent the filter's listener: the supervisor answers it. */

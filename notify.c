@@ -46,6 +46,8 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <sys/utsname.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -98,6 +100,7 @@ struct saddfd {
 
 #define NR_openat2		437
 #define RESOLVE_NO_MAGICLINKS	0x02ULL
+#define RESOLVE_IN_ROOT		0x10ULL
 #define AT_FD_CWD		(-100)
 
 #define MAX_GRANTED	4096	/* folders with a Landlock write grant */
@@ -259,6 +262,9 @@ struct sup {
 	size_t		 capbound;
 	struct inode	*granted;	/* folders Landlock lets write below */
 	size_t		 ngranted;
+	int		 own_mounts;	/* bwrap: resolve in root; mounts judge */
+	int		 hold_git;	/* new git folders are held */
+	int		 root;		/* the sandbox's "/", opened once */
 	struct inode	*held;		/* the rules' folders, as checked */
 	enum rule_kind	*heldkind;	/* when sbx started, and their kinds */
 	size_t		 nheld;
@@ -464,14 +470,55 @@ fd_path(int fd, char *out, size_t size)
 }
 
 /*
+ * path as the target would reach it, magic links refused: an absolute one
+ * (or a link to one) from the sandbox's own "/", never sbx's. Under
+ * bwrap a relative one starts from the kernel's name of its folder in
+ * the sandbox, so that ".." and links lead where they lead there.
+ */
+static int
+open_root(const struct sup *s, const char *path, int flags)
+{
+	struct openhow how;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = (uint64_t)(flags | O_CLOEXEC);
+	how.resolve = RESOLVE_NO_MAGICLINKS | RESOLVE_IN_ROOT;
+	return (int)syscall(NR_openat2, s->root, path, &how, sizeof(how));
+}
+
+static int
+resolve_at(const struct sup *s, int base, const char *path, int flags)
+{
+	char full[PATH_MAX];
+
+	if (path[0] == '/')
+		return open_root(s, path, flags);
+	if (!s->own_mounts)
+		return open_in(base, path, flags);
+	if (fd_path(base, full, sizeof(full)) < 0)
+		return -1;
+	if (strlen(full) + strlen(path) + 2 > sizeof(full))
+		return errno = ENAMETOOLONG, -1;
+	strcat(strcmp(full, "/") ? strcat(full, "/") : full, path);
+	return open_root(s, full, flags);
+}
+
+/* dir's entry name, a link followed as the target would follow it. */
+static int
+open_follow(const struct sup *s, int dir, const char *name, int flags)
+{
+	return resolve_at(s, dir, name, flags);
+}
+
+/*
  * A path split into its folder, opened (following links as the kernel
  * would, magic links refused), and its last name. "/" and names ending in
  * "/", "." or ".." have no last name of their own: ENOENT-like cases go
  * back to the kernel by the caller (EINVAL here).
  */
 static int
-open_parent(const struct req *q, int dirfd, const char *path, char *name,
-    size_t namesize)
+open_parent(const struct sup *s, const struct req *q, int dirfd,
+    const char *path, char *name, size_t namesize)
 {
 	char dir[PATH_MAX];
 	const char *slash;
@@ -498,12 +545,10 @@ open_parent(const struct req *q, int dirfd, const char *path, char *name,
 	else
 		dir[slash - dir] = '\0';
 	if (dir[0] == '/')
-		base = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	else
-		base = base_fd(q, dirfd);
-	if (base < 0)
+		return open_root(s, dir, O_PATH | O_DIRECTORY);
+	if ((base = base_fd(q, dirfd)) < 0)
 		return -1;
-	fd = open_in(base, dir, O_PATH | O_DIRECTORY);
+	fd = resolve_at(s, base, dir, O_PATH | O_DIRECTORY);
 	close(base);
 	return fd;
 }
@@ -597,6 +642,14 @@ give_fd(struct sup *s, const struct req *q, int fd, int cloexec)
 	a.srcfd = (uint32_t)fd;
 	a.newfd_flags = cloexec ? O_CLOEXEC : 0;
 	r = ioctl(s->listener, IOC_NOTIF_ADDFD, &a);
+	/* Before Linux 5.14 no ADDFD_SEND: add it, then answer its number
+	 * (a signal between the two leaves the target one more descriptor,
+	 * never a wrong one). */
+	if (r < 0 && errno == EINVAL) {
+		a.flags = 0;
+		if ((r = ioctl(s->listener, IOC_NOTIF_ADDFD, &a)) >= 0)
+			answer(s, q, r, 0);
+	}
 	if (r < 0 && errno != ENOENT)
 		answer(s, q, 0, errno == EMFILE ? EMFILE : EIO);
 	close(fd);
@@ -606,11 +659,18 @@ give_fd(struct sup *s, const struct req *q, int fd, int cloexec)
 
 enum zone {
 	Z_LANDLOCK,	/* Landlock grants writes here: let it judge */
-	Z_PERFORM,	/* writable, Landlock cannot say: sbx performs it */
+	Z_PERFORM,	/* writable, the kernel cannot say: sbx performs it */
 	Z_READONLY,	/* not writable */
 	Z_HELD,		/* a protected or --deny-write name, or a folder above one */
+	Z_GITCONFIG,	/* a git folder's config: judged by its text */
 	Z_DENIED	/* --deny-read */
 };
+
+/* How an operation treats the entry it names (zone_of()). */
+#define ZA_AWAY		1	/* removes what is there */
+#define ZA_MAKE		2	/* makes one */
+#define ZA_MKDIR	4	/* makes a folder, by mkdir(2) */
+#define ZA_MOVEDIR	8	/* moves a folder in */
 
 /*
  * A held folder is judged by its inode as well as by its name: a command
@@ -618,7 +678,8 @@ enum zone {
  * write, and then its path says nothing. The nearest folder at or above
  * pfd that a rule named decides, as the nearest rule does by name: a
  * writable folder below a read-only one (--scope in the root, -w below
- * a --deny-write folder) stays writable. None: k stands.
+ * a --deny-write folder) stays writable. None: k stands. Under bwrap a
+ * held folder is a mount point, which no rename moves.
  */
 static enum rule_kind
 held_inode(const struct sup *s, int pfd, enum rule_kind k)
@@ -627,7 +688,8 @@ held_inode(const struct sup *s, int pfd, enum rule_kind k)
 	size_t i;
 	int fd, next, depth;
 
-	if (s->nheld == 0 || (fd = fcntl(pfd, F_DUPFD_CLOEXEC, 0)) < 0)
+	if (s->nheld == 0 || s->own_mounts ||
+	    (fd = fcntl(pfd, F_DUPFD_CLOEXEC, 0)) < 0)
 		return k;
 	for (depth = 0; depth < 256 && fstat(fd, &st) == 0; depth++) {
 		for (i = s->nheld; i-- > 0; )	/* the last rule wins */
@@ -650,13 +712,105 @@ held_inode(const struct sup *s, int pfd, enum rule_kind k)
 	return k;
 }
 
+static int
+ends_with(const char *s, const char *end)
+{
+	size_t n = strlen(s), e = strlen(end);
+
+	return n >= e && strcmp(s + n - e, end) == 0;
+}
+
+/* dir (a resolved path) is a git folder: .git, or one that has a HEAD. */
+static int
+git_folder(const struct sup *s, const char *dir)
+{
+	char head[PATH_MAX];
+	int fd;
+
+	if (ends_with(dir, "/.git"))
+		return 1;
+	if (snprintf(head, sizeof(head), "%s/HEAD", dir) >= (int)sizeof(head))
+		return 0;
+	if ((fd = open_root(s, head, O_PATH | O_NOFOLLOW)) < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+/*
+ * A git folder made during the run is held as one that existed is: what
+ * git outside reads as configuration or runs as code there cannot be made
+ * but as git makes it. In a folder of a .git tree (.git itself, its
+ * modules/ and worktrees/ folders): a hook other than a *.sample; config
+ * and config.worktree, which only a rename of a file whose text holds no
+ * program (Z_GITCONFIG) puts there; commondir and gitdir, which point git
+ * at other folders; hooks, but as a folder made by mkdir(2); and no folder
+ * moved in from elsewhere, whose hooks no one judged. Anywhere, a .git
+ * that is not a folder made by mkdir(2): a pointer to a git folder, or a
+ * folder that comes with hooks. dir is the folder's resolved path.
+ */
+static enum zone
+git_zone(const struct sup *s, const char *dir, const char *name, int how)
+{
+	const char *base = strrchr(dir, '/') + 1;
+
+	if (!s->hold_git || !(how & ZA_MAKE))
+		return Z_PERFORM;
+	if (strcmp(name, ".git") == 0)
+		return how & ZA_MKDIR ? Z_PERFORM : Z_HELD;
+	if (!ends_with(dir, "/.git") && strstr(dir, "/.git/") == NULL)
+		return Z_PERFORM;
+	if (how & ZA_MOVEDIR)
+		return Z_HELD;
+	if (strcmp(base, "hooks") == 0)
+		return ends_with(name, ".sample") ? Z_PERFORM : Z_HELD;
+	if (strcmp(name, "config") && strcmp(name, "config.worktree") &&
+	    strcmp(name, "commondir") && strcmp(name, "gitdir") &&
+	    strcmp(name, "hooks"))
+		return Z_PERFORM;
+	if (!git_folder(s, dir))
+		return Z_PERFORM;
+	if (strcmp(name, "hooks") == 0)
+		return how & ZA_MKDIR ? Z_PERFORM : Z_HELD;
+	if (strcmp(name, "commondir") == 0 || strcmp(name, "gitdir") == 0)
+		return Z_HELD;
+	return Z_GITCONFIG;
+}
+
+/* The same for a file that exists, by its resolved path: opened to write. */
+static enum zone
+git_file_zone(const struct sup *s, const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	enum zone z;
+
+	if (!s->hold_git || slash == NULL || (size_t)(slash - path) >=
+	    sizeof(dir) || (!ends_with(path, "/.git") &&
+	    strstr(path, "/.git/") == NULL))
+		return Z_PERFORM;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	z = git_zone(s, dir[0] ? dir : "/", slash + 1, ZA_MAKE);
+	return z == Z_GITCONFIG ? Z_HELD : z;
+}
+
+/* Paths of the sandbox's own: bwrap's /dev, /proc and /sys. */
+static int
+own_tree(const char *path)
+{
+	return path_under(path, "/dev") || path_under(path, "/proc") ||
+	    path_under(path, "/sys");
+}
+
 /* The entry name in the folder pfd: where it lands; its path in full. */
 static enum zone
-zone_of(const struct sup *s, int pfd, const char *name, int away, char *full,
+zone_of(const struct sup *s, int pfd, const char *name, int how, char *full,
     size_t size)
 {
 	char dir[PATH_MAX];
 	enum rule_kind k;
+	enum zone z;
 
 	if (fd_path(pfd, dir, sizeof(dir)) < 0 ||
 	    strlen(dir) + strlen(name) + 2 > size)
@@ -664,27 +818,47 @@ zone_of(const struct sup *s, int pfd, const char *name, int away, char *full,
 	strcpy(full, strcmp(dir, "/") ? dir : "");
 	strcat(full, "/");
 	strcat(full, name);
+	/* Under bwrap its mounts judge what no rule holds. */
+	if (s->own_mounts && own_tree(full))
+		return Z_PERFORM;
 	k = decide(s, full);
 	if (k == RULE_WRITE)
 		k = held_inode(s, pfd, k);
 	if (k == RULE_DENY_READ)
 		return Z_DENIED;
 	if (k != RULE_WRITE)
-		return decide(s, dir) == RULE_WRITE ? Z_HELD : Z_READONLY;
+		return decide(s, dir) == RULE_WRITE ? Z_HELD :
+		    s->own_mounts ? Z_PERFORM : Z_READONLY;
 	/* Removing or renaming a folder above an exception carries it off. */
-	if (away && holds_exception(s, full))
+	if (how & ZA_AWAY && holds_exception(s, full))
 		return Z_HELD;
+	if ((z = git_zone(s, dir, name, how)) != Z_PERFORM)
+		return z;
+	if (s->own_mounts || s->ngranted == 0)
+		return Z_PERFORM;
 	return landlock_writes(s, pfd) ? Z_LANDLOCK : Z_PERFORM;
 }
 
-/* The errno bwrap's mounts would give: a read-only bind, a mount point. */
+/*
+ * The errno of a refusal. A held name that is not there may not be made
+ * (EACCES); one that is answers as the mount point it is under bwrap
+ * (held: EEXIST for mkdir, EBUSY for a rename, EROFS for a write).
+ */
 static int
-zone_errno(enum zone z, int held_errno)
+zone_errno(enum zone z, int pfd, const char *name, int held)
 {
+	struct stat st;
+
 	switch (z) {
-	case Z_DENIED: return EACCES;
-	case Z_HELD: return held_errno;
-	default: return EROFS;
+	case Z_DENIED:
+	case Z_GITCONFIG:
+		return EACCES;
+	case Z_HELD:
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return EACCES;
+		return held;
+	default:
+		return EROFS;
 	}
 }
 
@@ -737,8 +911,8 @@ target_fd(const struct req *q, int fd)
  * symbolic link itself), and its path.
  */
 static int
-open_object(const struct req *q, int dirfd, const char *path, int follow,
-    int *pfd, char *name, size_t namesize)
+open_object(const struct sup *s, const struct req *q, int dirfd,
+    const char *path, int follow, int *pfd, char *name, size_t namesize)
 {
 	int fd;
 
@@ -750,18 +924,21 @@ open_object(const struct req *q, int dirfd, const char *path, int follow,
 	}
 	if (self_fd(path, &fd))
 		return target_fd(q, fd);
-	if ((*pfd = open_parent(q, dirfd, path, name, namesize)) < 0) {
+	if ((*pfd = open_parent(s, q, dirfd, path, name, namesize)) < 0) {
 		/* ".", "..", "/", "dir/": a folder named by the whole path. */
-		if (errno != EINVAL || (fd = path[0] == '/' ?
-		    open("/", O_PATH | O_CLOEXEC) : base_fd(q, dirfd)) < 0)
+		if (errno != EINVAL)
 			return -1;
-		*pfd = open_in(fd, path, O_PATH | O_DIRECTORY);
+		if (path[0] == '/')
+			return open_root(s, path, O_PATH | O_DIRECTORY);
+		if ((fd = base_fd(q, dirfd)) < 0)
+			return -1;
+		*pfd = resolve_at(s, fd, path, O_PATH | O_DIRECTORY);
 		close(fd);
 		fd = *pfd;
 		*pfd = -1;
 		return fd;
 	}
-	fd = follow ? open_in(*pfd, name, O_PATH) :
+	fd = follow ? open_follow(s, *pfd, name, O_PATH) :
 	    openat(*pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	return fd;
 }
@@ -824,41 +1001,77 @@ open_slowly(struct sup *s, const struct req *q, int ofd)
 	return r == 0 ? 0 : -1;
 }
 
-/* An existing entry opened for writing in a folder sbx performs for. */
+static pid_t stat_field(pid_t, int);
+
+/*
+ * /dev/tty opened by sbx would be sbx's own terminal: the target's
+ * controlling terminal (tty_nr in /proc/PID/stat) is reopened through
+ * whichever of its standard descriptors is that terminal. None: ENXIO, as
+ * the kernel answers a process without one.
+ */
 static void
-open_existing(struct sup *s, const struct req *q, int pfd, const char *name,
-    int ofd)
+ctty_open(struct sup *s, const struct req *q)
+{
+	char path[64];
+	struct stat st;
+	dev_t tty = (dev_t)stat_field((pid_t)q->n.pid, 4);
+	int i, fd;
+
+	for (i = 0; tty != 0 && i < 3; i++) {
+		snprintf(path, sizeof(path), "/proc/%u/fd/%d", q->n.pid, i);
+		if (stat(path, &st) < 0 || !S_ISCHR(st.st_mode) ||
+		    st.st_rdev != tty)
+			continue;
+		if ((fd = open(path, open_flags(q) | O_CLOEXEC |
+		    O_NOCTTY)) < 0)
+			answer(s, q, 0, errno);
+		else
+			give_fd(s, q, fd, q->flags & O_CLOEXEC);
+		return;
+	}
+	answer(s, q, 0, ENXIO);
+}
+
+/*
+ * What an existing object opened for writing may be: the policy's say by
+ * its path where the kernel does not judge it (Landlock), a held file of
+ * a git folder made in the run on every backend. 0, or the errno.
+ */
+static int
+existing_ok(const struct sup *s, const char *path)
+{
+	if (s->own_mounts)
+		return git_file_zone(s, path) == Z_PERFORM ? 0 : EACCES;
+	if (decide(s, path) != RULE_WRITE)
+		return decide(s, path) == RULE_DENY_READ ? EACCES : EROFS;
+	return git_file_zone(s, path) == Z_PERFORM ? 0 : EACCES;
+}
+
+/* ofd (O_PATH), reached by the call, opened as it asks and handed over. */
+static void
+open_reached(struct sup *s, const struct req *q, int ofd)
 {
 	char path[PATH_MAX], self[64];
 	struct stat st;
-	int fd;
+	int fd, err;
 
-	if (fstat(ofd, &st) == 0 && S_ISLNK(st.st_mode)) {
-		if (!q->follow) {
-			answer(s, q, 0, ELOOP);
-			return;
-		}
+	if (fd_path(ofd, path, sizeof(path)) < 0 || fstat(ofd, &st) < 0) {
 		close(ofd);
-		if ((ofd = open_in(pfd, name, O_PATH)) < 0) {
-			answer(s, q, 0, errno);
-			return;
-		}
-	}
-	if (q->flags & O_CREAT && q->flags & O_EXCL) {
-		close(ofd);
-		answer(s, q, 0, EEXIST);
+		refuse(s, q, q->path, EACCES);
 		return;
 	}
-	/* A link may lead anywhere: judge what it reached. */
-	if (fd_path(ofd, path, sizeof(path)) < 0 ||
-	    decide(s, path) != RULE_WRITE) {
+	if ((err = existing_ok(s, path)) != 0) {
 		close(ofd);
-		refuse(s, q, path, decide(s, path) == RULE_DENY_READ ? EACCES :
-		    EROFS);
+		refuse(s, q, path, err);
 		return;
 	}
-	if (fstat(ofd, &st) == 0 && S_ISFIFO(st.st_mode) &&
-	    !(q->flags & O_NONBLOCK) && open_slowly(s, q, ofd) == 0)
+	if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(5, 0)) {
+		close(ofd);
+		ctty_open(s, q);
+		return;
+	}
+	if (S_ISFIFO(st.st_mode) && !(q->flags & O_NONBLOCK) &&
+	    open_slowly(s, q, ofd) == 0)
 		return;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", ofd);
 	fd = open(self, open_flags(q) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -871,7 +1084,46 @@ open_existing(struct sup *s, const struct req *q, int pfd, const char *name,
 		give_fd(s, q, fd, q->flags & O_CLOEXEC);
 }
 
-/* open(2) and its kin with a writing flag, where Landlock cannot judge. */
+/* An existing entry opened for writing in a folder sbx performs for. */
+static void
+open_existing(struct sup *s, const struct req *q, int pfd, const char *name,
+    int ofd)
+{
+	struct stat st;
+
+	if (fstat(ofd, &st) == 0 && S_ISLNK(st.st_mode)) {
+		if (!q->follow) {
+			close(ofd);
+			answer(s, q, 0, ELOOP);
+			return;
+		}
+		close(ofd);
+		if ((ofd = open_follow(s, pfd, name, O_PATH)) < 0) {
+			answer(s, q, 0, errno == ELOOP ? EACCES : errno);
+			return;
+		}
+	}
+	if (q->flags & O_CREAT && q->flags & O_EXCL) {
+		close(ofd);
+		answer(s, q, 0, EEXIST);
+		return;
+	}
+	/* A link may lead anywhere: judge what it reached. */
+	open_reached(s, q, ofd);
+}
+
+/* A set-id file is never made: the filter's own refusal, as it words it. */
+static void
+refuse_setid(struct sup *s, const struct req *q)
+{
+	char text[STATUS_TEXT_MAX];
+
+	refusal_text(&q->n, text, sizeof(text));
+	deny_text(s, text);
+	answer(s, q, 0, EPERM);
+}
+
+/* open(2) and its kin with a writing flag, where the kernel cannot judge. */
 static void
 do_open(struct sup *s, const struct req *q, int pfd, const char *name)
 {
@@ -879,7 +1131,7 @@ do_open(struct sup *s, const struct req *q, int pfd, const char *name)
 	int ofd, fd, tries;
 
 	if (q->flags & O_CREAT && q->mode & (S_ISUID | S_ISGID)) {
-		refuse(s, q, name, EPERM);
+		refuse_setid(s, q);
 		return;
 	}
 	for (tries = 0; tries < 8; tries++) {
@@ -917,26 +1169,28 @@ do_tmpfile(struct sup *s, const struct req *q, int dirfd)
 {
 	unsigned mode = q->mode & 07777 & ~target_umask(q->n.pid);
 	char path[PATH_MAX];
-	int base, dfd, fd;
+	int base = -1, dfd, fd;
 
-	/* The filter refuses it first; a set-id file never comes from here. */
 	if (q->mode & (S_ISUID | S_ISGID)) {
-		refuse(s, q, q->path, EPERM);
+		refuse_setid(s, q);
 		return;
 	}
-	if ((base = q->path[0] == '/' ? open("/", O_PATH | O_CLOEXEC) :
-	    base_fd(q, dirfd)) < 0 ||
-	    (dfd = open_in(base, q->path, O_PATH | O_DIRECTORY)) < 0) {
-		answer(s, q, 0, errno);
-		if (base >= 0)
-			close(base);
+	if (q->path[0] == '/')
+		dfd = open_root(s, q->path, O_PATH | O_DIRECTORY);
+	else if ((base = base_fd(q, dirfd)) >= 0)
+		dfd = resolve_at(s, base, q->path, O_PATH | O_DIRECTORY);
+	else
+		dfd = -1;
+	if (base >= 0)
+		close(base);
+	if (dfd < 0) {
+		answer(s, q, 0, errno == ELOOP ? EACCES : errno);
 		return;
 	}
-	close(base);
 	if (fd_path(dfd, path, sizeof(path)) < 0 ||
-	    decide(s, path) != RULE_WRITE) {
+	    (!s->own_mounts && decide(s, path) != RULE_WRITE)) {
 		refuse(s, q, path, EROFS);
-	} else if (landlock_writes(s, dfd)) {
+	} else if (!s->own_mounts && landlock_writes(s, dfd)) {
 		go_on(s, q);
 	} else if ((fd = openat(dfd, ".", q->flags | O_CLOEXEC, mode)) < 0) {
 		answer(s, q, 0, errno);
@@ -958,12 +1212,6 @@ do_entry(struct sup *s, const struct req *q, int pfd, const char *name)
 		r = mkdirat(pfd, name, mode);
 		break;
 	case OP_MKNOD:
-		if (S_ISREG(q->mode) || (q->mode & S_IFMT) == 0) {
-			if (q->mode & (S_ISUID | S_ISGID)) {
-				refuse(s, q, name, EPERM);
-				return;
-			}
-		}
 		r = mknodat(pfd, name, (q->mode & S_IFMT) | mode, 0);
 		break;
 	case OP_UNLINK:
@@ -980,7 +1228,7 @@ do_entry(struct sup *s, const struct req *q, int pfd, const char *name)
 	answer(s, q, 0, r < 0 ? errno : 0);
 }
 
-/* The errno a held name gives, by operation: bwrap's mount points. */
+/* The errno a held name that exists gives, by operation: bwrap's mounts. */
 static int
 held_errno(enum op op)
 {
@@ -994,35 +1242,98 @@ held_errno(enum op op)
 	}
 }
 
+/* How an operation on one entry treats it (ZA_*). */
+static int
+entry_how(const struct req *q)
+{
+	switch (q->c->op) {
+	case OP_UNLINK: case OP_RMDIR:
+		return ZA_AWAY;
+	case OP_MKDIR:
+		return ZA_MAKE | ZA_MKDIR;
+	case OP_OPEN:
+		return q->flags & O_CREAT ? ZA_MAKE : 0;
+	default:
+		return ZA_MAKE;
+	}
+}
+
+/*
+ * The target's own descriptor reopened (/proc/self/fd/N, /dev/stdout):
+ * under Landlock the kernel judges it again; under bwrap sbx reopens it
+ * through the target's /proc and judges what it reached.
+ */
+static void
+reopen_own(struct sup *s, const struct req *q, int fd)
+{
+	int ofd;
+
+	if (!s->own_mounts) {
+		go_on(s, q);
+		return;
+	}
+	if ((ofd = target_fd(q, fd)) < 0)
+		answer(s, q, 0, errno == ENOENT ? EBADF : errno);
+	else
+		open_reached(s, q, ofd);
+}
+
+/* What the kernel answers for ".", ".." or "/" as the entry to act on. */
+static int
+dot_errno(const struct req *q)
+{
+	switch (q->c->op) {
+	case OP_MKDIR: case OP_MKNOD: case OP_SYMLINK:
+		return EEXIST;
+	case OP_RMDIR:
+		return EINVAL;
+	case OP_UNLINK:
+		return q->flags & AT_REMOVEDIR ? EINVAL : EISDIR;
+	default:
+		return EISDIR;
+	}
+}
+
 /* An operation on one entry of one folder (open, mkdir, unlink, ...). */
 static void
 one_entry(struct sup *s, const struct req *q, int dirfd)
 {
 	const char *path = q->c->op == OP_SYMLINK ? q->path2 : q->path;
 	char name[NAME_MAX + 1], full[PATH_MAX];
-	int pfd, fd, away = q->c->op == OP_UNLINK || q->c->op == OP_RMDIR;
+	int pfd, fd;
 	enum zone z;
 
-	if (q->c->op == OP_OPEN && (self_fd(q->path, &fd) ||
-	    strncmp(q->path, "/proc/", 6) == 0)) {
-		go_on(s, q);	/* a reopen: Landlock judges what it reaches */
+	if (q->c->op == OP_OPEN && self_fd(q->path, &fd)) {
+		reopen_own(s, q, fd);
 		return;
 	}
-	if ((pfd = open_parent(q, dirfd, path, name, sizeof(name))) < 0) {
-		/* "/", ".", "..", a name ending in "/": the kernel answers. */
-		if (errno == EINVAL)
-			go_on(s, q);
+	if (q->c->op == OP_OPEN && strncmp(q->path, "/proc/", 6) == 0) {
+		/* Landlock judges it; bwrap's /proc is read-only whole. */
+		if (s->own_mounts)
+			answer(s, q, 0, EROFS);
 		else
-			answer(s, q, 0, errno);
+			go_on(s, q);
 		return;
 	}
-	z = zone_of(s, pfd, name, away, full, sizeof(full));
+	if ((pfd = open_parent(s, q, dirfd, path, name, sizeof(name))) < 0) {
+		/* "/", ".", "..", a name ending in "/": the kernel answers,
+		 * where no name of the sandbox's can be reached by it. */
+		if (errno == EINVAL && !s->own_mounts)
+			go_on(s, q);
+		else if (errno == EINVAL)
+			answer(s, q, 0, dot_errno(q));
+		else
+			answer(s, q, 0, errno == ELOOP ? EACCES : errno);
+		return;
+	}
+	z = zone_of(s, pfd, name, entry_how(q), full, sizeof(full));
 	/* Devices: Landlock's own rules say which may be opened. */
 	if (z == Z_LANDLOCK || (z == Z_READONLY && q->c->op == OP_OPEN &&
 	    path_under(full, "/dev")))
 		go_on(s, q);
 	else if (z != Z_PERFORM)
-		refuse(s, q, full, zone_errno(z, held_errno(q->c->op)));
+		refuse(s, q, full, zone_errno(z, pfd, name,
+		    held_errno(q->c->op)));
 	else if (q->c->op == OP_OPEN)
 		do_open(s, q, pfd, name);
 	else
@@ -1047,7 +1358,11 @@ link_source(const struct req *q, int dirfd)
 	return -1;
 }
 
-/* A hard link by its source descriptor: into a writable folder only. */
+/*
+ * A hard link by its source descriptor: into a writable folder only, and
+ * never a second name for a held file of a git folder, through which it
+ * could be written.
+ */
 static void
 link_fd(struct sup *s, const struct req *q, int src, int dirfd2)
 {
@@ -1056,23 +1371,137 @@ link_fd(struct sup *s, const struct req *q, int src, int dirfd2)
 	enum zone z;
 
 	if (fd_path(src, path, sizeof(path)) < 0 ||
-	    decide(s, path) != RULE_WRITE) {
+	    (!s->own_mounts && decide(s, path) != RULE_WRITE)) {
 		refuse(s, q, q->path, EXDEV);
 		return;
 	}
-	if ((p2 = open_parent(q, dirfd2, q->path2, n2, sizeof(n2))) < 0) {
+	if (git_file_zone(s, path) != Z_PERFORM) {
+		refuse(s, q, path, EACCES);
+		return;
+	}
+	if ((p2 = open_parent(s, q, dirfd2, q->path2, n2, sizeof(n2))) < 0) {
 		answer(s, q, 0, errno == EINVAL ? EEXIST : errno);
 		return;
 	}
-	z = zone_of(s, p2, n2, 1, f2, sizeof(f2));
+	z = zone_of(s, p2, n2, ZA_AWAY | ZA_MAKE, f2, sizeof(f2));
 	if (z != Z_LANDLOCK && z != Z_PERFORM)
-		refuse(s, q, f2, zone_errno(z, EEXIST));
+		refuse(s, q, f2, zone_errno(z, p2, n2, EEXIST));
 	else {
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", src);
 		answer(s, q, 0, linkat(AT_FDCWD, self, p2, n2,
 		    AT_SYMLINK_FOLLOW) < 0 ? errno : 0);
 	}
 	close(p2);
+}
+
+#define CONFIG_MAX	(1024 * 1024)	/* policy.c's bound on a git config */
+#define RENAME_EXCHANGE_	2
+
+/*
+ * A file renamed onto a git folder's config (git's config.lock): judged
+ * by its text, which nothing may change between the reading and the
+ * rename. A read lease (F_SETLEASE) is granted only while no one has the
+ * file open for writing, and any open for writing breaks it: so the text
+ * read under a lease that still holds after the rename is the text that
+ * git outside will read. A lease broken meanwhile takes the new name off
+ * again. The lease's break signal is SIGURG, which does nothing to sbx.
+ */
+static void
+config_rename(struct sup *s, const struct req *q, int p1, const char *n1,
+    int p2, const char *n2, const char *full)
+{
+	char why[256], *text = NULL;
+	struct stat st, now;
+	ssize_t len = -1;
+	int fd, err = EACCES;
+
+	why[0] = '\0';
+	if ((fd = openat(p1, n1, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) < 0) {
+		answer(s, q, 0, errno == ELOOP ? EACCES : errno);
+		return;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    st.st_size > CONFIG_MAX ||
+	    fcntl(fd, F_SETSIG, SIGURG) < 0 ||
+	    fcntl(fd, F_SETLEASE, F_RDLCK) < 0)
+		goto out;
+	text = xmalloc((size_t)st.st_size + 1);
+	len = pread(fd, text, (size_t)st.st_size + 1, 0);
+	if (len != (ssize_t)st.st_size ||
+	    !policy_git_config_ok(text, (size_t)len, why, sizeof(why)))
+		goto out;
+	if (syscall(SYS_renameat2, p1, n1, p2, n2, q->flags) < 0) {
+		err = errno;
+		goto out;
+	}
+	if (fcntl(fd, F_GETLEASE) == F_RDLCK && fstat(fd, &now) == 0 &&
+	    now.st_nlink == 1 && fstatat(p2, n2, &now, AT_SYMLINK_NOFOLLOW) ==
+	    0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev)
+		err = 0;
+	else if (fstatat(p2, n2, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    now.st_ino == st.st_ino && now.st_dev == st.st_dev)
+		(void)unlinkat(p2, n2, 0);
+out:
+	(void)fcntl(fd, F_SETLEASE, F_UNLCK);
+	close(fd);
+	free(text);
+	if (err == 0)
+		answer(s, q, 0, 0);
+	else if (err == EACCES) {
+		char *t = xasprintf("%s%s%s", full, why[0] ? " " : "", why);
+
+		refuse(s, q, t, EACCES);
+		free(t);
+	} else
+		answer(s, q, 0, err);
+}
+
+/* The ZA_* of rename's target: a folder moved in, or a file. */
+static int
+moved_how(int pfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISDIR(st.st_mode))
+		return ZA_AWAY | ZA_MAKE | ZA_MOVEDIR;
+	return ZA_AWAY | ZA_MAKE;
+}
+
+/* rename(2) and link(2) by path, both folders open. */
+static void
+two_paths(struct sup *s, const struct req *q, int p1, const char *n1, int p2,
+    const char *n2)
+{
+	char f1[PATH_MAX], f2[PATH_MAX];
+	int link = q->c->op == OP_LINK, r;
+	int swap = !link && q->flags & RENAME_EXCHANGE_;
+	enum zone z1, z2;
+
+	z1 = zone_of(s, p1, n1, link ? 0 : swap ? moved_how(p2, n2) :
+	    ZA_AWAY, f1, sizeof(f1));
+	z2 = zone_of(s, p2, n2, link ? ZA_AWAY | ZA_MAKE : moved_how(p1, n1),
+	    f2, sizeof(f2));
+	if (link && git_file_zone(s, f1) != Z_PERFORM)
+		refuse(s, q, f1, EACCES);
+	else if (z1 != Z_LANDLOCK && z1 != Z_PERFORM)
+		refuse(s, q, f1, link ? EXDEV : zone_errno(z1, p1, n1, EBUSY));
+	else if (z2 == Z_GITCONFIG && !link && !swap)
+		config_rename(s, q, p1, n1, p2, n2, f2);
+	else if (z2 != Z_LANDLOCK && z2 != Z_PERFORM)
+		refuse(s, q, f2, zone_errno(z2, p2, n2, link ? EEXIST :
+		    EBUSY));
+	else if (z1 == Z_LANDLOCK && z2 == Z_LANDLOCK)
+		go_on(s, q);
+	else {
+		if (link)
+			r = linkat(p1, n1, p2, n2, 0);
+		else
+			r = (int)syscall(SYS_renameat2, p1, n1, p2, n2,
+			    q->flags);
+		answer(s, q, 0, r < 0 ? errno : 0);
+	}
 }
 
 /*
@@ -1085,52 +1514,34 @@ link_fd(struct sup *s, const struct req *q, int src, int dirfd2)
 static void
 two_entries(struct sup *s, const struct req *q, int dirfd, int dirfd2)
 {
-	char n1[NAME_MAX + 1], n2[NAME_MAX + 1], f1[PATH_MAX], f2[PATH_MAX];
-	int p1 = -1, p2 = -1, link = q->c->op == OP_LINK, r, src;
-	enum zone z1, z2;
+	char n1[NAME_MAX + 1], n2[NAME_MAX + 1];
+	int p1 = -1, p2 = -1, link = q->c->op == OP_LINK, src;
 
 	if (link && (src = link_source(q, dirfd)) >= 0) {
 		link_fd(s, q, src, dirfd2);
 		close(src);
 		return;
 	}
-	if ((p1 = open_parent(q, dirfd, q->path, n1, sizeof(n1))) < 0) {
-		answer(s, q, 0, errno == EINVAL ? EBUSY : errno);
+	if ((p1 = open_parent(s, q, dirfd, q->path, n1, sizeof(n1))) < 0) {
+		answer(s, q, 0, errno == EINVAL ? EBUSY : errno == ELOOP ?
+		    EACCES : errno);
 		return;
 	}
 	/* Following a link: the file it reaches is what gets a name. */
 	if (link && q->flags & AT_SYMLINK_FOLLOW) {
-		if ((src = open_in(p1, n1, O_PATH)) < 0)
-			answer(s, q, 0, errno);
+		if ((src = open_follow(s, p1, n1, O_PATH)) < 0)
+			answer(s, q, 0, errno == ELOOP ? EACCES : errno);
 		else {
 			link_fd(s, q, src, dirfd2);
 			close(src);
 		}
-		goto out;
-	}
-	if ((p2 = open_parent(q, dirfd2, q->path2, n2, sizeof(n2))) < 0) {
-		answer(s, q, 0, errno == EINVAL ? EBUSY : errno);
-		goto out;
-	}
-	z1 = zone_of(s, p1, n1, !link, f1, sizeof(f1));
-	z2 = zone_of(s, p2, n2, 1, f2, sizeof(f2));
-	if (z1 != Z_LANDLOCK && z1 != Z_PERFORM)
-		refuse(s, q, f1, link ? EXDEV : zone_errno(z1, EBUSY));
-	else if (z2 != Z_LANDLOCK && z2 != Z_PERFORM)
-		refuse(s, q, f2, zone_errno(z2, link ? EEXIST : EBUSY));
-	else if (z1 == Z_LANDLOCK && z2 == Z_LANDLOCK)
-		go_on(s, q);
-	else {
-		if (link)
-			r = linkat(p1, n1, p2, n2, 0);
-		else
-			r = (int)syscall(SYS_renameat2, p1, n1, p2, n2,
-			    q->flags);
-		answer(s, q, 0, r < 0 ? errno : 0);
-	}
-out:
-	if (p1 >= 0)
-		close(p1);
+	} else if ((p2 = open_parent(s, q, dirfd2, q->path2, n2,
+	    sizeof(n2))) < 0)
+		answer(s, q, 0, errno == EINVAL ? EBUSY : errno == ELOOP ?
+		    EACCES : errno);
+	else
+		two_paths(s, q, p1, n1, p2, n2);
+	close(p1);
 	if (p2 >= 0)
 		close(p2);
 }
@@ -1227,7 +1638,7 @@ metadata(struct sup *s, const struct req *q, int dirfd)
 	int ofd, pfd = -1, r;
 
 	name[0] = '\0';
-	ofd = open_object(q, dirfd, q->path, q->follow, &pfd, name,
+	ofd = open_object(s, q, dirfd, q->path, q->follow, &pfd, name,
 	    sizeof(name));
 	if (ofd < 0) {
 		/* A magic link sbx will not follow for the target. */
@@ -1265,13 +1676,13 @@ truncate_path(struct sup *s, const struct req *q)
 	int ofd, pfd = -1, fd;
 	struct stat st;
 
-	if ((ofd = open_object(q, AT_FD_CWD, q->path, 1, &pfd, name,
+	if ((ofd = open_object(s, q, AT_FD_CWD, q->path, 1, &pfd, name,
 	    sizeof(name))) < 0) {
 		answer(s, q, 0, errno == ELOOP ? EACCES : errno);
 		goto out;
 	}
 	if (fstat(ofd, &st) < 0 || fd_path(ofd, path, sizeof(path)) < 0 ||
-	    decide(s, path) != RULE_WRITE) {
+	    existing_ok(s, path) != 0) {
 		refuse(s, q, q->path, EROFS);
 		goto out;
 	}
@@ -2162,7 +2573,7 @@ watch(struct sup *s, const struct req *q)
 	int ofd, pfd = -1, ifd, wd;
 	size_t i;
 
-	ofd = open_object(q, AT_FD_CWD, q->path,
+	ofd = open_object(s, q, AT_FD_CWD, q->path,
 	    !((uint32_t)a[2] & IN_DONT_FOLLOW_), &pfd, name, sizeof(name));
 	if (pfd >= 0)
 		close(pfd);
@@ -2245,6 +2656,29 @@ read_req(struct req *q)
 	return 0;
 }
 
+/*
+ * A call the filter refuses that is also one sbx performs (the bwrap
+ * flavour hands both on): a device node, a set-id regular file by mknod,
+ * a terminal ioctl (TIOCSTI, TIOCLINUX) where signals are not judged here.
+ */
+static int
+filter_refused(const struct sup *s, const struct req *q)
+{
+	unsigned fmt = q->mode & S_IFMT;
+
+	switch (q->c->op) {
+	case OP_MKNOD:
+		return fmt == S_IFCHR || fmt == S_IFBLK ||
+		    ((fmt == S_IFREG || fmt == 0) &&
+		    q->mode & (S_ISUID | S_ISGID));
+	case OP_IOCTL:
+	case OP_FCNTL:
+		return !s->scope;
+	default:
+		return 0;
+	}
+}
+
 static void
 handle(struct sup *s, struct req *q)
 {
@@ -2266,6 +2700,10 @@ handle(struct sup *s, struct req *q)
 	}
 	if (c->op == OP_OPEN && (q->flags & O_TMPFILE) == O_TMPFILE) {
 		do_tmpfile(s, q, dirfd);
+		return;
+	}
+	if (filter_refused(s, q)) {
+		refuse_setid(s, q);
 		return;
 	}
 	switch (c->op) {
@@ -2382,9 +2820,11 @@ sup_main(void *arg)
  * Landlock grants let the kernel judge writes below them.
  */
 struct sup *
-notify_new(const struct policy *pol, const struct file_id *granted, size_t n,
-    int net, int proxy_port, int scope)
+notify_new(const struct sup_conf *cf)
 {
+	const struct policy *pol = cf->pol;
+	const struct file_id *granted = cf->granted;
+	size_t n = cf->ngranted;
 	struct sup *s = xcalloc(1, sizeof(*s));
 	size_t i, j, split = 0;
 
@@ -2425,11 +2865,13 @@ notify_new(const struct policy *pol, const struct file_id *granted, size_t n,
 			s->heldkind[s->nheld++] = pol->r[i].kind;
 		}
 	}
-	s->keep_caps = geteuid() == 0;
-	s->net = net;
-	s->proxy_port = proxy_port;
-	s->scope = scope;
-	s->listener = s->stop[0] = s->stop[1] = -1;
+	s->keep_caps = cf->keep_caps;
+	s->own_mounts = cf->own_mounts;
+	s->hold_git = cf->hold_git;
+	s->net = cf->net;
+	s->proxy_port = cf->proxy_port;
+	s->scope = cf->scope;
+	s->listener = s->stop[0] = s->stop[1] = s->root = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	return s;
 }
@@ -2445,10 +2887,17 @@ notify_start(struct sup *s, int listener, pid_t child)
 	sigset_t all, old;
 	uint64_t fl = FD_SYNC_WAKE_UP;
 
+	char path[64];
+
 	if (s->running || pipe(s->stop) < 0) {
 		close(listener);
 		return;
 	}
+	/* The sandbox's own "/" (bwrap's mount namespace), opened once: what
+	 * the command's absolute paths and links mean. */
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)child);
+	s->root = open(s->own_mounts ? path : "/", O_PATH | O_DIRECTORY |
+	    O_CLOEXEC);
 	set_cloexec(s->stop[0]);
 	set_cloexec(s->stop[1]);
 	s->listener = listener;
@@ -2472,7 +2921,9 @@ notify_stop(struct sup *s)
 	close(s->stop[0]);
 	close(s->stop[1]);
 	close(s->listener);
-	s->listener = s->stop[0] = s->stop[1] = -1;
+	if (s->root >= 0)
+		close(s->root);
+	s->listener = s->stop[0] = s->stop[1] = s->root = -1;
 }
 
 /* What was refused: the first few distinct, "OP PATH" each, and how many. */
@@ -2508,17 +2959,15 @@ notify_free(struct sup *s)
 	free(s);
 }
 
-/* ---- the bwrap filter's refusals, answered by the shim ---- */
+/* ---- the filter's refusals, reported ---- */
 
 /*
- * Under bwrap the seccomp filter refuses what no sandboxed job needs
- * (mounts, namespaces, keyrings, Unix sockets unless allowed, device
- * nodes, ...). The filter hands each refusal to the shim, the command's
- * parent inside the sandbox, which answers EPERM at once, as the filter
- * would, and tells sbx on the status socket what was refused: the
- * command's own calls can make these messages, never their content
- * beyond the path or number they passed. Only a refusal reaches the
- * listener in this flavour, so nothing here performs a call.
+ * The bwrap filter refuses what no sandboxed job needs (mounts,
+ * namespaces, keyrings, Unix sockets unless allowed, device nodes, ...)
+ * by handing the call to the supervisor, which answers EPERM, as the
+ * filter would, and notes what was refused: the command's own calls can
+ * make these notes, never their content beyond the path or number they
+ * passed.
  */
 enum detail { D_NONE, D_PATH0, D_PATH1, D_FD0, D_FAMILY, D_IOCTL,
     D_FLAGS };
@@ -2645,59 +3094,37 @@ refusal_text(const struct snotif *n, char *out, size_t size)
 	}
 }
 
-struct reporter {
-	int	 listener;
-	int	 status;
-};
-
-static void *
-report_main(void *arg)
-{
-	struct reporter *rp = arg;
-	struct snotif n;
-	struct sresp r;
-	char text[STATUS_TEXT_MAX];
-
-	for (;;) {
-		memset(&n, 0, sizeof(n));
-		if (ioctl(rp->listener, IOC_NOTIF_RECV, &n) < 0) {
-			if (errno == EINTR || errno == ENOENT)
-				continue;
-			break;
-		}
-		refusal_text(&n, text, sizeof(text));
-		/* Told before answered: sbx has it before the command ends. */
-		proc_status_text(rp->status, ST_DENIED, text);
-		memset(&r, 0, sizeof(r));
-		r.id = n.id;
-		r.error = -EPERM;
-		(void)ioctl(rp->listener, IOC_NOTIF_SEND, &r);
-	}
-	return NULL;
-}
-
 /*
- * In the shim, once its filter is loaded: answer the filter's refusals on
- * a thread of its own, for as long as the shim lives. 0, or -1 and errno.
+ * The supervisor needs seccomp user notification with descriptors handed
+ * to the target (SECCOMP_IOCTL_NOTIF_ADDFD, Linux 5.9) and openat2(2)
+ * (5.6). SBX_NOTIFY_ABSENT=1 makes sbx answer as such a kernel would (a
+ * test of the refusal; it can only take a backend away).
  */
 int
-notify_refusals(int listener, int status)
+notify_probe(struct sbx_err *e)
 {
-	static struct reporter rp;
-	pthread_t t;
-	sigset_t all, old;
-	int err;
+	struct utsname u;
+	const char *t = getenv("SBX_NOTIFY_ABSENT");
+	int major = 0, minor = 0;
 
-	rp.listener = listener;
-	rp.status = status;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&t, NULL, report_main, &rp);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err != 0)
-		return errno = err, -1;
-	pthread_detach(t);
-	return 0;
+	if (uname(&u) == 0)
+		(void)sscanf(u.release, "%d.%d", &major, &minor);
+	if ((t == NULL || strcmp(t, "1") != 0) &&
+	    (major > 5 || (major == 5 && minor >= 9)))
+		return 0;
+	return sbx_errf(e, ERR_UNAVAILABLE, "seccomp user notification: "
+	    "Linux %d.%d has none that sbx can use (5.9 or later is needed "
+	    "to hold protected names at the moment of the call): upgrade "
+	    "the kernel", major, minor);
+}
+
+#else	/* !__linux__ */
+
+int
+notify_probe(struct sbx_err *e)
+{
+	return sbx_errf(e, ERR_UNSUPPORTED, "seccomp user notification: "
+	    "Linux only");
 }
 
 #endif	/* __linux__ */

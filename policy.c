@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <pwd.h>
@@ -188,6 +189,7 @@ struct plist {
 	struct seen	 gitdirs;	/* the git folders walked */
 	struct seen	 configs;	/* the git configs read */
 	const char	*home;		/* resolved, or NULL */
+	int		 sweep;		/* earlier placeholders are removed */
 	struct strv	 globals;	/* the user's and system's git configs */
 	char		*config_err;	/* a config that could not be read
 					   whole: the run fails */
@@ -466,6 +468,49 @@ held_above(const struct plist *l, const char *path)
 	return 0;
 }
 
+/*
+ * An earlier version's placeholder at path (an empty folder or file that
+ * it made for a missing name, left behind when that run was killed),
+ * removed when no live run of that version still holds it: those runs
+ * keep a shared lock on the placeholder's folder while they live. Never
+ * hooks or config, which a repository keeps empty on its own. 1 when it
+ * is gone.
+ */
+static int
+sweep_stale(const char *path, enum path_type create)
+{
+	const char *name = strrchr(path, '/') + 1;
+	struct stat st;
+	char *dir;
+	int dfd, fd, gone = 0;
+
+	if (strcmp(name, "hooks") == 0 || strcmp(name, "config") == 0 ||
+	    !is_placeholder(path, create))
+		return 0;
+	dir = parent_dir(path);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (dfd < 0)
+		return 0;
+	if (flock(dfd, LOCK_EX | LOCK_NB) == 0) {
+		/* rmdir(2) removes only an empty folder: nothing the user
+		 * put there since is lost. A file is read again, unlinked
+		 * only as the placeholder it was. */
+		if (create == PATH_DIR)
+			gone = unlinkat(dfd, name, AT_REMOVEDIR) == 0;
+		else if ((fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW |
+		    O_CLOEXEC | O_NONBLOCK)) >= 0) {
+			if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+			    st.st_nlink == 1 && is_placeholder(path, create))
+				gone = unlinkat(dfd, name, 0) == 0;
+			close(fd);
+		}
+		(void)flock(dfd, LOCK_UN);
+	}
+	close(dfd);
+	return gone;
+}
+
 /* Hold real, a resolved path that exists, when a writable folder has it. */
 static void
 hold(struct plist *l, const struct strv *w, const char *real,
@@ -474,40 +519,26 @@ hold(struct plist *l, const struct strv *w, const char *real,
 	if (!writable_holder(w, real) || plist_has(l, real) ||
 	    held_above(l, real))
 		return;
-	/* An empty one may be another sbx run's placeholder, removed while
-	 * this run starts: hold it the same way, so the launch works whether
-	 * or not it is still there. */
-	if (create != PATH_MISSING && !is_placeholder(real, create))
-		create = PATH_MISSING;
-	plist_add(l, RULE_READONLY, real, type_of(real), 1, create);
+	/* A placeholder of an earlier version's, swept: a missing name. */
+	if (create != PATH_MISSING && l->sweep && sweep_stale(real, create)) {
+		push_unique(&l->missing, real);
+		return;
+	}
+	plist_add(l, RULE_READONLY, real, type_of(real), 1, PATH_MISSING);
 }
 
 /*
- * A missing path, its existing part resolved: an empty placeholder when
- * asked, else a name that a backend holds without a file (see
- * policy->missing).
+ * A missing path, its existing part resolved: a name that every backend
+ * holds without a file (see policy->missing): nothing is made on the
+ * host for it.
  */
 static void
-hold_missing(struct plist *l, const struct strv *w, const char *path,
-    enum path_type create)
+hold_missing(struct plist *l, const struct strv *w, const char *path)
 {
-	char *dir;
-
 	if (!writable_holder(w, path) || plist_has(l, path) ||
 	    held_above(l, path))
 		return;
-	/* A folder the user cannot write in gets no placeholder (bwrap could
-	 * not make it, nor can the command make the name). */
-	if (create != PATH_MISSING) {
-		dir = parent_dir(path);
-		if (access(dir, W_OK) != 0)
-			create = PATH_MISSING;
-		free(dir);
-	}
-	if (create != PATH_MISSING)
-		plist_add(l, RULE_READONLY, path, PATH_MISSING, 1, create);
-	else
-		push_unique(&l->missing, path);
+	push_unique(&l->missing, path);
 }
 
 /* The longest part of path that exists (lstat), a new string. */
@@ -604,8 +635,7 @@ protect(struct plist *l, const struct strv *w, const char *path,
 	} else if (realpath(dir, real) != NULL && type_of(real) == PATH_DIR) {
 		p = xasprintf("%s%s", strcmp(real, "/") ? real : "", rest);
 		/* A placeholder needs its folder; deeper, only the name. */
-		hold_missing(l, w, p, strchr(rest + 1, '/') == NULL ? create :
-		    PATH_MISSING);
+		hold_missing(l, w, p);
 	}
 	free(p);
 	free(dir);
@@ -632,7 +662,7 @@ protect_in(struct plist *l, const struct strv *w, const char *dir,
 		else
 			hold(l, w, p, create);
 	} else if (errno == ENOENT)
-		hold_missing(l, w, p, create);
+		hold_missing(l, w, p);
 	free(p);
 }
 
@@ -776,6 +806,61 @@ key_is(const char *key, const char *pat)
 		return *key != '\0';
 	return (dot = strrchr(key, '.')) != NULL && dot != key &&
 	    strcmp(dot, star + 1) == 0;
+}
+
+/*
+ * A key that a config written during the run may not hold (the
+ * supervisor judges a new git folder's config by these, policy_git_key()):
+ * one that names a program, a hooks or template folder, another config,
+ * a work tree, a transport helper, or lets a protocol run one.
+ */
+static int
+key_held(const char *key, const char *val)
+{
+	static const char *const held[] = {
+		"include.path", "includeif.*.path", "core.hookspath",
+		"init.templatedir", "core.worktree", "remote.*.vcs",
+		"url.*.insteadof", "url.*.pushinsteadof", "protocol.*",
+		NULL
+	};
+	size_t i;
+
+	for (i = 0; held[i]; i++)
+		if (key_is(key, held[i]))
+			return 1;
+	for (i = 0; git_program_keys[i]; i++)
+		if (key_is(key, git_program_keys[i]))
+			return 1;
+	/* "helper::address" and "ext::command" run git-remote-helper. */
+	return val != NULL && (key_is(key, "remote.*.url") ||
+	    key_is(key, "remote.*.pushurl")) && strstr(val, "::") != NULL;
+}
+
+struct key_judge {
+	char	*why;
+	size_t	 size;
+};
+
+static void
+judge_key(void *arg, const char *key, const char *val)
+{
+	struct key_judge *j = arg;
+
+	if (j->why[0] == '\0' && key_held(key, val))
+		snprintf(j->why, j->size, "%s", key);
+}
+
+/* 1 when a git config's text holds no such key; else 0, the key in why. */
+int
+policy_git_config_ok(const char *text, size_t len, char *why, size_t size)
+{
+	struct key_judge j;
+
+	j.why = why;
+	j.size = size;
+	why[0] = '\0';
+	gitcfg_parse(text, len, judge_key, &j);
+	return why[0] == '\0';
 }
 
 static char *first_missing(const char *);
@@ -1960,6 +2045,7 @@ policy_compile(const struct sbx_opts *o, struct policy *p, struct sbx_err *e)
 	/* sbx's own cache folders: writable whatever --scope says. */
 	add_all(&l, &o->cache_dirs, RULE_WRITE);
 	if (o->protect) {
+		prot.sweep = !o->dry_run;
 		compute_protected(&p->writable, &o->cache_dirs, home, &prot);
 		if (prot.config_err != NULL) {
 			sbx_errf(e, ERR_POLICY, "%s", prot.config_err);

@@ -555,6 +555,16 @@ status_socket(const struct launch *l, int st[2], struct sbx_err *e)
 		    strerror(errno));
 	set_cloexec(st[0]);
 	set_cloexec(st[1]);
+#ifdef __linux__
+	/* Each message carries its sender's pid as sbx sees it: the shim's
+	 * own getpid() is 1 in bwrap's pid namespace. */
+	{
+		int on = 1;
+
+		(void)setsockopt(st[0], SOL_SOCKET, SO_PASSCRED, &on,
+		    sizeof(on));
+	}
+#endif
 	/* What tells the shim it runs in a launch of sbx's (shim.c). */
 	if (l->flags & L_SHIM)
 		proc_status(st[0], ST_GO, 0, 0, 0);
@@ -893,6 +903,8 @@ take_reported_fd(const struct status_msg *m)
 	int pidfd, fd = -1;
 
 #ifdef __linux__
+	if (m->pid <= 0)
+		return errno = ESRCH, -1;
 	if ((pidfd = (int)syscall(NR_pidfd_open, m->pid, 0)) >= 0) {
 		fd = (int)syscall(NR_pidfd_getfd, pidfd, m->val, 0);
 		close(pidfd);
@@ -915,6 +927,49 @@ on_denied(struct loop *lp, const char *text, size_t len)
 	denied_push(&res->denied, text, len);
 }
 
+/*
+ * One message; its pid the kernel's, in sbx's own pid namespace, where the
+ * socket passes credentials (0 when it tells none: never the sender's
+ * word, which inside a pid namespace names another process).
+ */
+static ssize_t
+recv_status(int fd, void *buf, size_t size)
+{
+	struct status_msg *m = buf;
+	ssize_t n;
+#ifdef __linux__
+	union {
+		struct cmsghdr	h;
+		char		b[CMSG_SPACE(sizeof(struct ucred))];
+	} c;
+	struct msghdr mh;
+	struct iovec iov;
+	struct cmsghdr *ch;
+	struct ucred uc;
+
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = buf;
+	iov.iov_len = size;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = c.b;
+	mh.msg_controllen = sizeof(c.b);
+	if ((n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC)) <
+	    (ssize_t)sizeof(*m))
+		return n;
+	m->pid = 0;
+	for (ch = CMSG_FIRSTHDR(&mh); ch; ch = CMSG_NXTHDR(&mh, ch))
+		if (ch->cmsg_level == SOL_SOCKET &&
+		    ch->cmsg_type == SCM_CREDENTIALS) {
+			memcpy(&uc, CMSG_DATA(ch), sizeof(uc));
+			m->pid = uc.pid;
+		}
+#else
+	n = recv(fd, buf, size, MSG_DONTWAIT);
+#endif
+	return n;
+}
+
 static void
 read_status(struct loop *lp)
 {
@@ -927,7 +982,7 @@ read_status(struct loop *lp)
 	int fd;
 
 	while (lp->status >= 0) {
-		n = recv(lp->status, &p, sizeof(p), MSG_DONTWAIT);
+		n = recv_status(lp->status, &p, sizeof(p));
 		if (n >= (ssize_t)sizeof(m))
 			m = p.m;
 		if (n >= (ssize_t)sizeof(m) && m.kind == ST_DENIED) {

@@ -33,8 +33,8 @@ static int host_build(const struct plan *, struct launch *, struct sbx_err *);
  */
 static const struct backend backends[] = {
 	{ "bwrap", "path", bwrap_probe, bwrap_build,
-	    BE_OS | BE_BRIDGE | BE_TRIAL | BE_OWN_TMP, bwrap_prepare,
-	    bwrap_finish, bwrap_explain, bwrap_release, NULL },
+	    BE_OS | BE_BRIDGE | BE_TRIAL | BE_OWN_TMP, NULL,
+	    bwrap_finish, bwrap_explain, bwrap_release, bwrap_report },
 	{ "landlock", "info", landlock_probe, landlock_build,
 	    BE_OS | BE_CAPTURE,
 	    NULL, landlock_finish, NULL, landlock_release, landlock_report },

@@ -353,6 +353,7 @@ const char *policy_holder(const struct policy *, const char *);
 void	 policy_with_tmp(const struct policy *, const char *, int, const char *,
 	    struct policy *);
 void	 policy_free(struct policy *);
+int	 policy_git_config_ok(const char *, size_t, char *, size_t);
 
 /* tmp.c: the run's private temp folder on the host (rows without BE_OWN_TMP) */
 struct tmp;
@@ -372,8 +373,8 @@ void	 cache_env(const struct strv *, const char *, struct strv *);
 int	 bwrap_probe(const struct sbx_opts *, int, char *, size_t,
 	    struct sbx_err *);
 int	 bwrap_build(const struct plan *, struct launch *, struct sbx_err *);
-int	 bwrap_prepare(struct launch *, struct sbx_err *);
 void	 bwrap_finish(struct launch *);
+void	 bwrap_report(const struct launch *, struct exec_result *);
 void	 bwrap_explain(const struct launch *, const struct start_fail *,
 	    struct sbx_err *);
 void	 bwrap_release(void *);
@@ -402,19 +403,39 @@ int	 seccomp_build(const struct sbx_opts *, int, unsigned char **,
 char	*seccomp_describe(const struct sbx_opts *, int);
 int	 seccomp_install(const unsigned char *, size_t, int);
 
-/* notify.c: the Landlock backend's supervisor (Linux) */
+/*
+ * notify.c: the supervisor below the Linux backends. The calls a
+ * backend's filter hands on (seccomp user notification) are judged by
+ * sbx, outside, with the whole policy in view: held names at the moment
+ * of the call, metadata, the network and signals where the backend
+ * cannot say, and the filter's refusals, reported.
+ */
 struct sup;
 struct file_id {
 	dev_t	dev;
 	ino_t	ino;
 };
-struct sup *notify_new(const struct policy *, const struct file_id *, size_t,
-	    int, int, int);
+struct sup_conf {
+	const struct policy	*pol;
+	const struct file_id	*granted;	/* folders the kernel judges
+						   writes below (Landlock) */
+	size_t			 ngranted;
+	int			 own_mounts;	/* paths resolve in the sandbox's
+						   root; its mounts judge what
+						   no rule holds (bwrap) */
+	int			 hold_git;	/* git folders made in the run
+						   are held too */
+	int			 keep_caps;	/* the command keeps CAP_DAC_* */
+	int			 net;		/* judged: NET_NONE, NET_PROXY */
+	int			 proxy_port;
+	int			 scope;		/* signals, abstract sockets */
+};
+struct sup *notify_new(const struct sup_conf *);
 void	 notify_start(struct sup *, int, pid_t);
 void	 notify_stop(struct sup *);
 void	 notify_denied(struct sup *, struct strv *, uint64_t *);
 void	 notify_free(struct sup *);
-int	 notify_refusals(int, int);
+int	 notify_probe(struct sbx_err *);
 
 /* capture.c */
 struct capture	*capture_new(size_t);

@@ -356,6 +356,7 @@ struct prog {
 	uint32_t	owner;	/* for FIOSETOWN: allow, or ask */
 	uint32_t	meta;	/* a chmod without set-id bits: allow, or
 				   ask the supervisor */
+	uint32_t	setid;	/* a chmod with one: ask, or refuse */
 	int		fsioctl; /* judge the file-system ioctls */
 };
 
@@ -380,13 +381,13 @@ ret(struct prog *p, uint32_t action)
 }
 
 /*
- * A refusal, answered EPERM and reported: the shim answers the bwrap
- * flavour's (notify_refusals()), the supervisor the Landlock flavour's
- * (notify.c takes any call it does not handle for one). eperm_shared()
- * is for the checks of calls that the supervisor does handle (ioctl,
- * mknod, open, creat, the chmod family, utimensat): the Landlock flavour refuses those in the
- * filter, unreported, so that a refusal can never reach the supervisor
- * looking like a call for it to perform.
+ * A refusal, answered EPERM and reported by sbx's supervisor (notify.c
+ * takes any call it does not handle for one). eperm_shared() is for the
+ * checks of calls that the supervisor does handle (ioctl, mknod, open,
+ * creat, the chmod family, utimensat): the Landlock flavour refuses those
+ * in the filter, unreported; the bwrap flavour hands them on, and the
+ * supervisor makes the same checks again (set-id modes, device nodes, a
+ * terminal's input) before it performs anything.
  */
 static uint32_t
 eperm(void)
@@ -562,22 +563,19 @@ mknod_check(struct prog *p, int modearg)
  * The chmod family, for every flavour: a set-user-ID or set-group-ID
  * file left in a writable folder runs later, outside, as its owner (root,
  * where root ran the command) for whoever can reach it. The filter cannot
- * tell a folder from a file: where the supervisor judges chmod, it lets a
- * folder take set-group-ID (which only hands the folder's group on to new
- * entries) and refuses it on anything else; elsewhere chmod g+s is refused
- * on folders too (mkdir(2) sets no set-id bit itself; a folder inherits
- * set-group-ID from its parent). mode_t is 32 bits and the kernel keeps
- * 16: the low word is the mode.
+ * tell a folder from a file: a mode with a set-id bit goes to the
+ * supervisor, which lets a folder take it (set-group-ID only hands the
+ * folder's group on to new entries: "tar -xf" of a shared tree) and
+ * refuses it on anything else. Only the Landlock flavour without a
+ * supervisor for metadata refuses it here, on folders too. mode_t is 32
+ * bits and the kernel keeps 16: the low word is the mode.
  */
-#define MODE_SETUID	04000
-
 static void
 chmod_check(struct prog *p, int modearg)
 {
 	emit(p, BPF_LD_W_ABS, 0, 0, OFF_ARG(modearg));
-	emit(p, BPF_JSET_K, 0, 1, p->meta == RET_USER_NOTIF ? MODE_SETUID :
-	    MODE_SETID);
-	ret(p, eperm_shared());
+	emit(p, BPF_JSET_K, 0, 1, MODE_SETID);
+	ret(p, p->setid);
 	ret(p, p->meta);
 }
 
@@ -834,6 +832,7 @@ collect(struct prog *p, int flavour, struct scrule *r)
 	p->entry = ent ? RET_USER_NOTIF : RET_ALLOW;
 	p->meta = !landlock ? RET_ALLOW : notify ? RET_USER_NOTIF :
 	    eperm_shared();
+	p->setid = !landlock || notify ? RET_USER_NOTIF : eperm_shared();
 	p->fsioctl = landlock;
 	add_all(r, &n, deny_all, COUNT(deny_all), A_EPERM);
 	if (landlock) {
@@ -941,15 +940,16 @@ seccomp_describe(const struct sbx_opts *o, int flavour)
 {
 	int ll = flavour & SECCOMP_FOR_LANDLOCK;
 
-	return xasprintf("seccomp flavour=%s inet=%s unix=%s%s%s%s%s chown=noop",
+	return xasprintf("seccomp flavour=%s inet=%s unix=%s%s%s%s%s%s chown=noop",
 	    ll ? "landlock" : "bwrap",
 	    !ll || o->net == NET_ALL ? "yes" :
 	    flavour & SECCOMP_NOTIFY_NET ? "supervisor" : "no",
 	    o->allow_unix ? "yes" : "no",
 	    !ll ? "" : flavour & SECCOMP_NOTIFY_META ?
 	    " metadata=supervisor" : " metadata=refused",
-	    !ll ? "" : flavour & SECCOMP_NOTIFY_ENTRIES ?
-	    " entries=supervisor" : " entries=landlock",
+	    flavour & SECCOMP_NOTIFY_ENTRIES ? " entries=supervisor" :
+	    ll ? " entries=landlock" : " entries=mounts",
+	    !ll || flavour & SECCOMP_NOTIFY_META ? " setid=supervisor" : "",
 	    ll ? " other_processes=refused" : "",
 	    ll ? "" : " refusals=reported");
 }

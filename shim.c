@@ -77,7 +77,7 @@ send_status(int kind, int step, int arg, int v)
 	proc_status(FD_STATUS, kind, step, arg, v);
 }
 
-/* The filter's listener: its refusals, for notify_refusals(); -1: none. */
+/* The filter's listener, until sbx's supervisor has it; -1: none. */
 static int listener = -1;
 
 #ifdef __linux__
@@ -113,19 +113,15 @@ load_seccomp(void)
 		return -1;
 	}
 	/*
-	 * With a listener, for the refusals to be reported. A kernel without
-	 * user notification (before 5.0), or a sandbox around this one, refuses
-	 * the listener: the filter then goes in without one, and its refusals
-	 * fail with ENOSYS, unreported.
+	 * Always with a listener: sbx's supervisor holds the protected names
+	 * and reports the refusals through it. Without one (a kernel before
+	 * 5.0, a sandbox around this one that took it) the launch fails:
+	 * sbx checked for it before, and never runs with less.
 	 */
-	if ((listener = seccomp_install(buf, n, 1)) >= 0) {
-		set_cloexec(listener);
-		return 0;
-	}
-	if (errno != EINVAL && errno != ENOSYS && errno != EPERM &&
-	    errno != EBUSY)
+	if ((listener = seccomp_install(buf, n, 1)) < 0)
 		return -1;
-	return seccomp_install(buf, n, 0);
+	set_cloexec(listener);
+	return 0;
 }
 #endif
 
@@ -553,8 +549,8 @@ end_namespace(void)
 }
 
 /*
- * Before the command: the terminal taken, RLIMIT_NPROC set (the shim, its
- * bridge and the refusals' thread already count). The failed step, or -1.
+ * Before the command: the terminal taken, RLIMIT_NPROC set (the shim and
+ * its bridge already count). The failed step, or -1.
  */
 static int
 job_setup(const struct shim_opts *so)
@@ -564,8 +560,7 @@ job_setup(const struct shim_opts *so)
 	if (so->tty && tty_take(0) < 0)
 		return STEP_TTY;
 	if (so->procs > 0) {
-		r.rlim_cur = r.rlim_max = (rlim_t)(so->procs + 1 + so->bridge +
-		    (listener >= 0));
+		r.rlim_cur = r.rlim_max = (rlim_t)(so->procs + 1 + so->bridge);
 		if (setrlimit(RLIMIT_NPROC, &r) < 0)
 			return STEP_LIMITS;
 	}
@@ -622,18 +617,19 @@ shim_main(int argc, char **argv)
 		send_status(ST_SETUP, step, 0, errno);
 		return EXIT_SBX;
 	}
-#ifdef __linux__
 	/*
-	 * The refusals' thread, before anything can be refused and before
-	 * RLIMIT_NPROC, which counts it (so->procs leaves it a slot). The
-	 * command's child forks from here (musl and glibc keep malloc
-	 * usable in it).
+	 * The listener to sbx, before anything can be refused: sbx answers
+	 * the filter from now on. The shim keeps no copy: should sbx die,
+	 * the calls the filter hands on fail (ENOSYS) instead of waiting.
 	 */
-	if (listener >= 0 && notify_refusals(listener, FD_STATUS) < 0) {
-		send_status(ST_SETUP, STEP_SECCOMP, 0, errno);
-		return EXIT_SBX;
+	if (listener >= 0) {
+		if (proc_give_fd(FD_STATUS, listener) < 0) {
+			send_status(ST_SETUP, STEP_SECCOMP, 0, errno);
+			return EXIT_SBX;
+		}
+		close(listener);
+		listener = -1;
 	}
-#endif
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
