@@ -2657,6 +2657,58 @@ read_req(struct req *q)
 }
 
 /*
+ * Under bwrap a path through /proc/PID/root or /proc/PID/cwd (a magic
+ * link, which sbx does not follow for the target) is the path below it in
+ * the sandbox's root, or in the target's own folder: every process there
+ * shares one root, and only its own folder is the target's to name. 1
+ * when path was rewritten, -1 when it names another's folder.
+ */
+static int
+proc_path(const struct req *q, char *path, size_t size)
+{
+	char rest[PATH_MAX], cwd[64], base[PATH_MAX];
+	const char *p = path + 6, *e;
+	int fd, self;
+
+	if (strncmp(path, "/proc/", 6) != 0)
+		return 0;
+	self = strncmp(p, "self/", 5) == 0 || strncmp(p, "thread-self/", 12) == 0;
+	if (!self && (*p < '0' || *p > '9'))
+		return 0;
+	if ((e = strchr(p, '/')) == NULL)
+		return 0;
+	e++;
+	if (strncmp(e, "task/", 5) == 0 && (e = strchr(e + 5, '/')) != NULL)
+		e++;
+	if (e == NULL)
+		return 0;
+	if (strncmp(e, "root", 4) == 0 && (e[4] == '/' || e[4] == '\0')) {
+		snprintf(rest, sizeof(rest), "/%s", e[4] ? e + 5 : "");
+		snprintf(path, size, "%s", rest);
+		return 1;
+	}
+	if (strncmp(e, "cwd", 3) != 0 || (e[3] != '/' && e[3] != '\0'))
+		return 0;
+	if (!self)
+		return -1;
+	snprintf(rest, sizeof(rest), "%s", e[3] ? e + 4 : "");
+	snprintf(cwd, sizeof(cwd), "/proc/%u/cwd", q->n.pid);
+	if ((fd = open(cwd, O_PATH | O_CLOEXEC)) < 0)
+		return -1;
+	if (fd_path(fd, base, sizeof(base)) < 0) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	if (strlen(base) + strlen(rest) + 2 > size)
+		return -1;
+	strcpy(path, strcmp(base, "/") ? base : "");
+	strcat(path, "/");
+	strcat(path, rest);
+	return 1;
+}
+
+/*
  * A call the filter refuses that is also one sbx performs (the bwrap
  * flavour hands both on): a device node, a set-id regular file by mknod,
  * a terminal ioctl (TIOCSTI, TIOCLINUX) where signals are not judged here.
@@ -2704,6 +2756,11 @@ handle(struct sup *s, struct req *q)
 	}
 	if (filter_refused(s, q)) {
 		refuse_setid(s, q);
+		return;
+	}
+	if (s->own_mounts && (proc_path(q, q->path, sizeof(q->path)) < 0 ||
+	    proc_path(q, q->path2, sizeof(q->path2)) < 0)) {
+		refuse(s, q, q->path, EACCES);
 		return;
 	}
 	switch (c->op) {

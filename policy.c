@@ -514,13 +514,15 @@ sweep_stale(const char *path, enum path_type create)
 /* Hold real, a resolved path that exists, when a writable folder has it. */
 static void
 hold(struct plist *l, const struct strv *w, const char *real,
-    enum path_type create)
+    enum path_type create, int by_name)
 {
 	if (!writable_holder(w, real) || plist_has(l, real) ||
 	    held_above(l, real))
 		return;
-	/* A placeholder of an earlier version's, swept: a missing name. */
-	if (create != PATH_MISSING && l->sweep && sweep_stale(real, create)) {
+	/* A placeholder of an earlier version's, swept: a missing name.
+	 * Only at its own name: never what a link there points to. */
+	if (create != PATH_MISSING && by_name && l->sweep &&
+	    sweep_stale(real, create)) {
 		push_unique(&l->missing, real);
 		return;
 	}
@@ -610,7 +612,7 @@ protect(struct plist *l, const struct strv *w, const char *path,
 	if (realpath(path, real) != NULL) {
 		if (strcmp(real, path) != 0)
 			hold_links(l, w, path);
-		hold(l, w, real, create);
+		hold(l, w, real, create, 0);
 		return;
 	}
 	if (errno != ENOENT)
@@ -660,7 +662,7 @@ protect_in(struct plist *l, const struct strv *w, const char *dir,
 		if (S_ISLNK(st.st_mode))
 			protect(l, w, p, create, 0);
 		else
-			hold(l, w, p, create);
+			hold(l, w, p, create, 1);
 	} else if (errno == ENOENT)
 		hold_missing(l, w, p);
 	free(p);
