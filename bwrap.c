@@ -603,6 +603,7 @@ static void
 describe(const struct plan *pl, const struct bwrap_priv *bp,
     const struct strv *args, struct launch *l)
 {
+	const struct rule *r;
 	char *d, *q;
 	size_t i;
 
@@ -621,6 +622,16 @@ describe(const struct plan *pl, const struct bwrap_priv *bp,
 		    "held as existing ones");
 	for (i = 0; i < pl->pol->missing.n; i++) {
 		q = shell_quote(pl->pol->missing.v[i]);
+		strv_pushf(&l->dry, "# supervisor: held %s (missing)", q);
+		free(q);
+	}
+	/* A missing --deny path in a writable folder, by its first part. */
+	for (i = 0; i < pl->pol->n; i++) {
+		r = &pl->pol->r[i];
+		if (r->kind == RULE_WRITE || r->type != PATH_MISSING ||
+		    policy_holder(pl->pol, r->path) == NULL)
+			continue;
+		q = shell_quote(r->path);
 		strv_pushf(&l->dry, "# supervisor: held %s (missing)", q);
 		free(q);
 	}

@@ -85,6 +85,15 @@ sys.exit(1)' "$@" <<<"$words" || {
 	}
 }
 
+# held PATH: the supervisor holds PATH by name, a missing one (bwrap).
+held() {
+	grep -qxF "# supervisor: held $1 (missing)" <<<"$output" || {
+		echo "not held: $1" >&2
+		grep '^# supervisor' <<<"$output" >&2
+		return 1
+	}
+}
+
 # before A B: the first line A comes before the first line B in $words.
 before() {
 	local a b
@@ -105,19 +114,21 @@ before() {
 	[[ "$output" == "# seccomp flavour=bwrap "* ]]
 }
 
-@test "bwrap: the protected list, with the folder above it pinned in between" {
+@test "bwrap: the protected list read-only, no pin on the folder above it" {
 	dry bwrap -- true
-	in_order --bind-fd 10 "$ws" --bind-fd 11 "$ws/.git"
-	in_order --ro-bind-fd 12 "$ws/.git/hooks"
-	in_order --ro-bind-fd 13 "$ws/.git/config"
+	in_order --bind-fd 10 "$ws"
+	binds ro "$ws/.git/hooks"
+	binds ro "$ws/.git/config"
+	! binds rw "$ws/.git" 2>/dev/null || return 1
 	grep -qx "# shim checks: ro [0-9]*:[0-9]* $ws/.git/hooks" <<<"$output"
 	before "$ws/.git/hooks" --dev
 }
 
-@test "bwrap: a missing hooks folder becomes a read-only placeholder" {
+@test "bwrap: a missing hooks folder is held by name, no mount" {
 	rm -r "$ws/.git/hooks"
 	dry bwrap -- true
-	in_order --perms 0555 --tmpfs "$ws/.git/hooks" --remount-ro "$ws/.git/hooks"
+	held "$ws/.git/hooks"
+	! grep -qxF "$ws/.git/hooks" <<<"$words" || return 1
 	[ ! -e "$ws/.git/hooks" ]
 }
 
@@ -241,11 +252,13 @@ before() {
 	# The grant of a real run: t/everyday.bats.
 }
 
-@test "bwrap: a missing --deny-read or --deny-write path: a placeholder where it could be made" {
+@test "bwrap: a missing --deny-read or --deny-write path: held by name where it could be made" {
 	mkdir sub
 	dry bwrap --deny-read sub/a/b --deny-write .env --deny-read "$home/.aws" -- true
-	in_order --ro-bind /dev/null "$ws/sub/a"
-	in_order --ro-bind /dev/null "$ws/.env"
+	held "$ws/sub/a"
+	held "$ws/.env"
+	! grep -qxF "$ws/sub/a" <<<"$words" || return 1
+	! grep -qxF "$ws/.env" <<<"$words" || return 1
 	# Outside the writable folders nothing can make it: no mount.
 	! grep -qx "$home/.aws" <<<"$words" || return 1
 	[ ! -e "$ws/sub/a" ] && [ ! -e "$ws/.env" ]
@@ -266,17 +279,17 @@ before() {
 	grep -qE '^# seccomp flavour=landlock .*chown=noop' <<<"$output"
 }
 
-@test "bwrap: every git name is held in a git folder, there or not; commondir reads '.'" {
+@test "bwrap: every git name is held in a git folder, there or not" {
 	dry bwrap -- true
 	binds ro "$ws/.git/hooks"
 	binds ro "$ws/.git/config"
-	in_order --ro-bind /dev/null "$ws/.git/config.worktree"
-	binds ro "$ws/.git/commondir"
-	in_order --perms 0555 --tmpfs "$ws/.git/worktrees" --remount-ro "$ws/.git/worktrees"
-	in_order --perms 0555 --tmpfs "$ws/.git/modules" --remount-ro "$ws/.git/modules"
-	# Editor and agent folders in the workspace, as placeholders.
-	in_order --perms 0555 --tmpfs "$ws/.vscode" --remount-ro "$ws/.vscode"
-	in_order --perms 0555 --tmpfs "$ws/.claude" --remount-ro "$ws/.claude"
+	held "$ws/.git/config.worktree"
+	held "$ws/.git/commondir"
+	held "$ws/.git/worktrees"
+	held "$ws/.git/modules"
+	# Editor and agent folders in the workspace, by name.
+	held "$ws/.vscode"
+	held "$ws/.claude"
 	# A dry run makes nothing.
 	[ ! -e "$ws/.git/commondir" ] && [ ! -e "$ws/.git/worktrees" ] && [ ! -e "$ws/.vscode" ]
 }
@@ -290,14 +303,13 @@ before() {
 	dry bwrap -w "$top/common" -- true
 	binds ro "$ws/.git/worktrees/wt/commondir"
 	binds ro "$ws/.git/worktrees/wt/gitdir"
-	in_order --ro-bind /dev/null "$ws/.git/worktrees/wt/config.worktree"
-	# worktrees/ itself only pinned, writable.
-	binds rw "$ws/.git/worktrees"
+	held "$ws/.git/worktrees/wt/config.worktree"
+	# worktrees/ itself stays writable.
 	! binds ro "$ws/.git/worktrees" 2>/dev/null || return 1
 	binds ro "$ws/.git/modules"
 	binds ro "$ws/.git/commondir"
 	binds ro "$top/common/hooks"
-	in_order --ro-bind /dev/null "$top/common/config"
+	held "$top/common/config"
 }
 
 @test "bwrap: a .git file's git folder is held where it is writable" {
@@ -311,8 +323,8 @@ before() {
 	! grep -qx "$top/main/.git/worktrees/ws/hooks" <<<"$words" || return 1
 	dry bwrap -w "$top/main" -- true
 	binds ro "$top/main/.git/worktrees/ws/commondir"
-	in_order --ro-bind /dev/null "$top/main/.git/config"
-	in_order --perms 0555 --tmpfs "$top/main/.git/hooks" --remount-ro "$top/main/.git/hooks"
+	held "$top/main/.git/config"
+	held "$top/main/.git/hooks"
 }
 
 @test "bwrap: a bare repository as the root or with --write holds its hooks and config" {
@@ -323,7 +335,7 @@ before() {
 	dry bwrap -w "$top/bare.git" -- true
 	binds ro "$top/bare.git/hooks"
 	binds ro "$top/bare.git/config"
-	binds ro "$top/bare.git/commondir"
+	held "$top/bare.git/commondir"
 	dry bwrap -C "$top/bare.git" -- true
 	binds ro "$top/bare.git/hooks"
 }
@@ -333,8 +345,10 @@ before() {
 		# shellcheck disable=SC2086
 		dry bwrap $w -- true
 		[ -z "$stderr" ]
-		# The writable folder, then the home sealed read-only.
-		binds rw "${w#-? }" ro "$home"
+		# The writable folder; the home not sealed: its names held.
+		binds rw "${w#-? }"
+		! binds ro "$home" 2>/dev/null || return 1
+		held "$home/.bash_login"
 		# shellcheck disable=SC2086
 		dry landlock $w -- true
 		[ -z "$stderr" ]
@@ -350,20 +364,18 @@ before() {
 	binds rw "$home/.config"
 }
 
-@test "bwrap: a writable home is sealed around its missing start-up names" {
+@test "bwrap: a writable home is not sealed: its missing start-up names are held by name" {
 	mkdir -p "$home/.config/other" "$home/proj"
 	echo p >"$home/.profile"
 	dry bwrap -C "$home" -- true
-	# Writable, then read-only with its entries writable again, .config
-	# sealed too (.config/git and others are missing there).
-	binds rw "$home" ro "$home" ro "$home/.config" \
-	    rw "$home/.config/other" rw "$home/.profile" rw "$home/proj"
+	binds rw "$home"
 	binds ro "$home/.profile"
-	# No placeholder in a sealed folder: nothing shadows .profile.
-	! grep -qx "$home/.bash_login" <<<"$words" || return 1
-	! grep -qx "$home/.vscode" <<<"$words" || return 1
-	# No pin unseals .config.
-	! binds rw "$home/.config" 2>/dev/null || return 1
+	! binds ro "$home" 2>/dev/null || return 1
+	! binds ro "$home/.config" 2>/dev/null || return 1
+	! binds rw "$home/proj" 2>/dev/null || return 1
+	held "$home/.bash_login"
+	held "$home/.config/git"
+	held "$home/.vscode"
 }
 
 @test "landlock: missing protected names are the supervisor's" {
