@@ -190,6 +190,8 @@ struct plist {
 	struct seen	 configs;	/* the git configs read */
 	const char	*home;		/* resolved, or NULL */
 	int		 sweep;		/* earlier placeholders are removed */
+	char		*memo_dir;	/* real_dir()'s last folder */
+	char		*memo_real;	/* and its real path, or NULL */
 	struct strv	 globals;	/* the user's and system's git configs */
 	char		*config_err;	/* a config that could not be read
 					   whole: the run fails */
@@ -363,6 +365,9 @@ plist_free(struct plist *l)
 	strv_free(&l->globals);
 	free(l->config_err);
 	l->config_err = NULL;
+	free(l->memo_dir);
+	free(l->memo_real);
+	l->memo_dir = l->memo_real = NULL;
 	strv_free(&l->rewrites);
 	while (l->nremotes > 0) {
 		l->nremotes--;
@@ -594,6 +599,27 @@ hold_links(struct plist *l, const struct strv *w, const char *path)
 }
 
 /*
+ * dir resolved, a folder, into real (PATH_MAX): the last answer kept, as
+ * the home's candidates share their folders (~/.config, ~/.local/share).
+ * 0, or -1 when it is no folder.
+ */
+static int
+real_dir(struct plist *l, const char *dir, char *real)
+{
+	if (l->memo_dir == NULL || strcmp(l->memo_dir, dir) != 0) {
+		free(l->memo_dir);
+		free(l->memo_real);
+		l->memo_dir = xstrdup(dir);
+		l->memo_real = realpath(dir, real) != NULL &&
+		    type_of(real) == PATH_DIR ? xstrdup(real) : NULL;
+	}
+	if (l->memo_real == NULL)
+		return -1;
+	strcpy(real, l->memo_real);
+	return 0;
+}
+
+/*
  * Protect one candidate: at its real target when that lies in a writable
  * folder (elsewhere it is read-only already). A missing one goes to
  * hold_missing(), its existing part resolved, a placeholder only where
@@ -609,7 +635,9 @@ protect(struct plist *l, const struct strv *w, const char *path,
 	struct stat st;
 	ssize_t n;
 
-	if (realpath(path, real) != NULL) {
+	/* Most names are missing: realpath(3) of one reads every part's
+	 * link in vain; lstat(2) says so first. */
+	if (lstat(path, &st) == 0 && realpath(path, real) != NULL) {
 		if (strcmp(real, path) != 0)
 			hold_links(l, w, path);
 		hold(l, w, real, create, 0);
@@ -634,7 +662,7 @@ protect(struct plist *l, const struct strv *w, const char *path,
 			protect(l, w, up, create, depth + 1);
 			free(up);
 		}
-	} else if (realpath(dir, real) != NULL && type_of(real) == PATH_DIR) {
+	} else if (real_dir(l, dir, real) == 0) {
 		p = xasprintf("%s%s", strcmp(real, "/") ? real : "", rest);
 		/* A placeholder needs its folder; deeper, only the name. */
 		hold_missing(l, w, p);

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define SBX_VERSION	"0.2.0"
+#define SBX_VERSION	"0.3.0"
 
 enum {
 	EXIT_TIMEDOUT = 124,
