@@ -18,17 +18,13 @@ SBX=${SBX:-$PWD/sbx}
 RUNS=${1:-200}
 out=$PWD/bench/out
 mkdir -p "$out"
-# Both run in a fresh git workspace of the bench's own: the held names'
-# placeholders, which the plain line's bwrap makes and sbx would remove,
-# go with it.
+# Both run in a fresh git workspace of the bench's own. The missing held
+# names are the supervisor's (no mount); the existing ones are read-only
+# binds that the plain line makes too.
 ws=$out/bwrap-ws
 rm -rf "$ws"
 mkdir -p "$ws"
 git -C "$ws" init -q
-# A commondir that reads "." (no redirection) for the plain line to bind
-# by name; its second line keeps sbx from taking it for its own
-# placeholder, which a run removes at its end.
-printf '.\n\n' >"$ws/.git/commondir"
 trap 'rm -rf "$ws"' EXIT
 cd "$ws"
 command -v hyperfine >/dev/null || { echo "bench: hyperfine not installed" >&2; exit 1; }
