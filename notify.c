@@ -254,6 +254,9 @@ struct sup {
 	int		 scope;		/* signals, abstract sockets: judged here */
 	pid_t		 keeper;	/* whose descendants the sandbox is */
 	int		 proxy_port;	/* the proxy's own, on 127.0.0.1 */
+	int		 local[LOCAL_MAX];	/* the host's loopback ports
+					   the command may connect to */
+	size_t		 nlocal;
 	struct bound	*bound;		/* the sandbox's loopback ports */
 	size_t		 nbound;
 	size_t		 capbound;
@@ -1497,11 +1500,39 @@ note_bound(struct sup *s, int sfd, int type)
 }
 
 /*
+ * A stream to a host loopback port the user allowed (--allow-host
+ * localhost:PORT): to 127.0.0.1, ::1 or ::ffff:127.0.0.1 exactly, the
+ * addresses "localhost" names, and that port alone.
+ */
+static int
+host_local(const struct sup *s, const struct sockaddr_storage *a, int type)
+{
+	const struct sockaddr_in *v4 = (const void *)a;
+	const struct sockaddr_in6 *v6 = (const void *)a;
+	static const unsigned char mapped[16] = { [10] = 0xff, [11] = 0xff,
+	    [12] = 127, [15] = 1 };
+	size_t i;
+
+	if (type != SOCK_STREAM)
+		return 0;
+	if (a->ss_family == AF_INET ?
+	    v4->sin_addr.s_addr != htonl(INADDR_LOOPBACK) :
+	    !IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr) &&
+	    memcmp(&v6->sin6_addr, mapped, 16) != 0)
+		return 0;
+	for (i = 0; i < s->nlocal; i++)
+		if (s->local[i] == port_of(a))
+			return 1;
+	return 0;
+}
+
+/*
  * Where a connection or a datagram may go: sbx's proxy (the address the
  * proxy variables name, 127.0.0.1:BRIDGE_PORT, is redirected to where it
- * really listens), or a loopback port the sandbox itself holds. *a is
- * made the address to use; else the errno bwrap's network namespace
- * would give (no route, or nobody listening on its private loopback).
+ * really listens), a host loopback port the user allowed, or a loopback
+ * port the sandbox itself holds. *a is made the address to use; else the
+ * errno bwrap's network namespace would give (no route, or nobody
+ * listening on its private loopback).
  */
 static int
 destination(const struct sup *s, struct sockaddr_storage *a, int type)
@@ -1510,6 +1541,8 @@ destination(const struct sup *s, struct sockaddr_storage *a, int type)
 		return EAFNOSUPPORT;
 	if (!loopback(a))
 		return ENETUNREACH;
+	if (host_local(s, a, type))
+		return 0;
 	if (s->net == NET_PROXY && type == SOCK_STREAM &&
 	    port_of(a) == BRIDGE_PORT) {
 		if (a->ss_family == AF_INET6) {
@@ -2383,7 +2416,8 @@ sup_main(void *arg)
  */
 struct sup *
 notify_new(const struct policy *pol, const struct file_id *granted, size_t n,
-    int net, int proxy_port, int scope)
+    int net, int proxy_port, int scope, const struct host_pattern *hosts,
+    size_t nhosts)
 {
 	struct sup *s = xcalloc(1, sizeof(*s));
 	size_t i, j, split = 0;
@@ -2428,6 +2462,7 @@ notify_new(const struct policy *pol, const struct file_id *granted, size_t n,
 	s->keep_caps = geteuid() == 0;
 	s->net = net;
 	s->proxy_port = proxy_port;
+	s->nlocal = proxy_local_ports(hosts, nhosts, s->local, LOCAL_MAX);
 	s->scope = scope;
 	s->listener = s->stop[0] = s->stop[1] = -1;
 	pthread_mutex_init(&s->lock, NULL);

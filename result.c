@@ -407,6 +407,7 @@ result_write(int fd, const struct exec_result *r, int json)
 	field_num(&b, json, "duration_ms", 1, r->duration_ms);
 	field_usage(&b, json, r);
 	field_streams(&b, json, r);
+	field_list(&b, json, "allowed_local", &r->allowed_local, " ");
 	field_list(&b, json, "blocked_hosts", &r->blocked, ",");
 	field_list(&b, json, "blocked_reasons", &r->blocked_why, ",");
 	if (r->ndenied > 0) {
