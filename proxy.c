@@ -1279,6 +1279,10 @@ warn_allowed(const char *host, int port, const char *reason,
 	if (strcmp(reason, "private_address") == 0)
 		fprintf(stderr, "sbx: warning: --allow-host %.255s: refused: "
 		    "it %s\n", host, why);
+	else if (strcmp(reason, "unresolved") == 0)
+		fprintf(stderr, "sbx: warning: --allow-host %.255s: not "
+		    "reached: the name does not resolve here (%s)\n", host,
+		    why);
 	else
 		fprintf(stderr, "sbx: warning: --allow-host %.255s: port %d "
 		    "refused (--allow-host %.255s:%d allows it)\n", host,
@@ -1450,6 +1454,10 @@ lookup_done(struct proxy *p, struct lookup *lk, int64_t now)
 	}
 	c->lk_out = 0;
 	if (lk->gai != 0) {
+		/* Allowed, yet unreachable: said as a refusal is, once. */
+		if (record_blocked(p, c->host, 0, "unresolved"))
+			warn_allowed(c->host, c->port, "unresolved",
+			    gai_strerror(lk->gai));
 		conn_fail(c, now, 502, "%s: cannot resolve: %s", c->host,
 		    gai_strerror(lk->gai));
 		return;

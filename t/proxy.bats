@@ -363,6 +363,24 @@ t_private_said() {
 	[ "$(kv blocked_reasons)" = "$NAME:443 port" ]
 }
 
+# An allowed name that does not resolve: the reason in the result and one
+# warning at once on stderr, as a private address gets (.invalid never
+# resolves, RFC 6761).
+t_unresolved() {
+	executor "$1" || return
+	run --separate-stderr "$SBX" "${EXEC[@]}" -t 60 --allow-host nope.invalid \
+	    -- sh -c 'curl -sS -m 20 -o /dev/null https://nope.invalid/ 2>&1;
+	    curl -sS -m 20 -o /dev/null http://nope.invalid/ 2>&1; :' 3>&-
+	[ "$(kv exit_code)" = 0 ]
+	[[ "$(decoded stdout)" == *"response 502"* ]] || { echo "$output" >&2; return 1; }
+	[ "$(kv blocked_hosts)" = nope.invalid ]
+	[ "$(kv blocked_reasons)" = "nope.invalid unresolved" ]
+	[[ "$stderr" =~ ^"sbx: warning: --allow-host nope.invalid: not reached: the name does not resolve here ("[^$'\n']+")"$ ]] || {
+		echo "stderr: $stderr" >&2
+		return 1
+	}
+}
+
 t_port() {
 	px "$1" 'curl -sS --noproxy "" http://localhost:1/; curl -sS --noproxy "" -p http://localhost/ 2>&1'
 	out=$(decoded stdout)
@@ -484,6 +502,18 @@ t_large() {
 
 @test "host: an allowed host refused for a private address is said at once, with the fix" {
 	t_private_said host
+}
+
+@test "host: an allowed name that does not resolve has its reason, and is said" {
+	t_unresolved host
+}
+
+@test "bwrap: an allowed name that does not resolve has its reason, and is said" {
+	t_unresolved bwrap
+}
+
+@test "landlock: an allowed name that does not resolve has its reason, and is said" {
+	t_unresolved landlock
 }
 
 @test "bwrap: each blocked host has its reason in blocked_reasons" {
