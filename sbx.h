@@ -292,6 +292,8 @@ struct exec_result {
 	int64_t		 mem_peak_kb;	/* the cgroup's; 0: no memory cgroup */
 	int64_t		 procs_peak;	/* the cgroup's; 0: no pids cgroup */
 	unsigned	 limit;		/* LIMIT_*: what ended or hampered it */
+	const char	*limit_mem;	/* how --mem held: "cgroup-v2",
+					   "cgroup-v1", "rlimit"; NULL: no --mem */
 	struct strv	 allowed_local;	/* "localhost:PORT": host loopback
 					   ports the command could reach */
 	enum err_kind	 error;
