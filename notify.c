@@ -1500,20 +1500,24 @@ note_bound(struct sup *s, int sfd, int type)
 }
 
 /*
- * A stream to a host loopback port the user allowed (--allow-host
+ * A TCP stream to a host loopback port the user allowed (--allow-host
  * localhost:PORT): to 127.0.0.1, ::1 or ::ffff:127.0.0.1 exactly, the
- * addresses "localhost" names, and that port alone.
+ * addresses "localhost" names, and that port alone. TCP (or MPTCP, which
+ * falls back to it) only: an SCTP stream to the port is another service.
  */
 static int
-host_local(const struct sup *s, const struct sockaddr_storage *a, int type)
+host_local(const struct sup *s, const struct sockaddr_storage *a, int sfd,
+    int type)
 {
 	const struct sockaddr_in *v4 = (const void *)a;
 	const struct sockaddr_in6 *v6 = (const void *)a;
 	static const unsigned char mapped[16] = { [10] = 0xff, [11] = 0xff,
 	    [12] = 127, [15] = 1 };
 	size_t i;
+	int proto;
 
-	if (type != SOCK_STREAM)
+	if (type != SOCK_STREAM || s->nlocal == 0 || ((proto = sock_opt(sfd,
+	    SOL_SOCKET, SO_PROTOCOL)) != IPPROTO_TCP && proto != 262 /*MPTCP*/))
 		return 0;
 	if (a->ss_family == AF_INET ?
 	    v4->sin_addr.s_addr != htonl(INADDR_LOOPBACK) :
@@ -1535,13 +1539,14 @@ host_local(const struct sup *s, const struct sockaddr_storage *a, int type)
  * listening on its private loopback).
  */
 static int
-destination(const struct sup *s, struct sockaddr_storage *a, int type)
+destination(const struct sup *s, struct sockaddr_storage *a, int sfd,
+    int type)
 {
 	if (a->ss_family != AF_INET && a->ss_family != AF_INET6)
 		return EAFNOSUPPORT;
 	if (!loopback(a))
 		return ENETUNREACH;
-	if (host_local(s, a, type))
+	if (host_local(s, a, sfd, type))
 		return 0;
 	if (s->net == NET_PROXY && type == SOCK_STREAM &&
 	    port_of(a) == BRIDGE_PORT) {
@@ -1721,7 +1726,7 @@ net_send(struct sup *s, const struct req *q, int sfd, int type)
 	}
 	if (c.tolen == 0 && !connected(sfd))
 		answer(s, q, 0, type == SOCK_STREAM ? ENOTCONN : EDESTADDRREQ);
-	else if (c.tolen && (err = destination(s, &c.to, type)) != 0)
+	else if (c.tolen && (err = destination(s, &c.to, sfd, type)) != 0)
 		refuse(s, q, addr_text(&c.to), err);
 	else
 		send_copy(s, q, sfd, &c);
@@ -1934,7 +1939,7 @@ net_call(struct sup *s, struct req *q)
 			answer(s, q, 0, r < 0 ? errno : 0);
 		goto out;
 	}
-	if ((err = destination(s, &to, type)) != 0) {
+	if ((err = destination(s, &to, sfd, type)) != 0) {
 		/* A datagram socket's connect sends nothing: a libc probing
 		 * which source address it would get is no refusal to show;
 		 * what it then sends is. */
