@@ -457,8 +457,9 @@ static void
 shim_args(const struct plan *pl, const struct bwrap_priv *bp,
     struct strv *v)
 {
+	int ports[LOCAL_MAX];
+	size_t i, nlocal;
 	char **c;
-	size_t i;
 
 	push2(v, pl->o->self, SHIM_ARG);
 	/* The shim installs the filter (FD_SECCOMP); as root, after --ro-dev. */
@@ -470,6 +471,11 @@ shim_args(const struct plan *pl, const struct bwrap_priv *bp,
 		strv_push(v, "--bridge");
 		strv_push(v, "--capture");
 		strv_pushf(v, "%d", NETNS_POOL);
+		if ((nlocal = proxy_local_ports(pl->o->hosts, pl->o->nhosts,
+		    ports, LOCAL_MAX)) > 0) {
+			strv_push(v, "--local");
+			strv_pushf(v, "%zu", nlocal);
+		}
 	}
 	strv_push(v, "--wrapped-env");
 	if (pl->tty_fds)
@@ -595,6 +601,20 @@ bwrap_find(const struct sbx_opts *o, char **path, struct sbx_err *e)
 	return 0;
 }
 
+/* --dry-run: the relay of each host loopback port, and where it leads. */
+static void
+describe_local(const struct sbx_opts *o, struct strv *dry)
+{
+	int ports[LOCAL_MAX];
+	size_t i, n = proxy_local_ports(o->hosts, o->nhosts, ports, LOCAL_MAX);
+
+	for (i = 0; i < n; i++)
+		strv_pushf(dry, "# allowed_local localhost:%d: 127.0.0.1:%d and "
+		    "[::1]:%d inside are sbx's relay to the host's "
+		    "127.0.0.1:%d (then [::1]:%d); no other host port", ports[i],
+		    ports[i], ports[i], ports[i], ports[i]);
+}
+
 /*
  * What --dry-run shows beside the line, for a dry run alone: the args in
  * place of "--args 3", the filter, the descriptors and the shim's checks.
@@ -657,6 +677,7 @@ describe(const struct plan *pl, const struct bwrap_priv *bp,
 	    "on a port it may reach goes to the proxy as CONNECT NAME:PORT; "
 	    "other names NXDOMAIN, other addresses unreachable",
 	    NETNS_RANGE);
+	describe_local(pl->o, &l->dry);
 }
 
 /*

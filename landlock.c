@@ -560,6 +560,19 @@ describe(const struct ll_plan *p, struct strv *dry)
 		    ", and to sbx's proxy at 127.0.0.1:3128" : "");
 }
 
+/* --dry-run: the host loopback ports the supervisor lets streams reach. */
+static void
+describe_local(const struct sbx_opts *o, struct strv *dry)
+{
+	int ports[LOCAL_MAX];
+	size_t i, n = proxy_local_ports(o->hosts, o->nhosts, ports, LOCAL_MAX);
+
+	for (i = 0; i < n; i++)
+		strv_pushf(dry, "# allowed_local localhost:%d: the supervisor "
+		    "lets connect reach the host's 127.0.0.1:%d and [::1]:%d; "
+		    "no other host port", ports[i], ports[i], ports[i]);
+}
+
 static int confine(void *);
 static int make_ruleset(struct ll_plan *, const struct policy *,
     struct sbx_err *);
@@ -583,6 +596,8 @@ supervisor(const struct ll_plan *p, const struct plan *pl)
 	c.net = pl->o->net;
 	c.proxy_port = pl->proxy_port;
 	c.scope = p->scoped == 0;
+	c.hosts = pl->o->hosts;
+	c.nhosts = pl->o->nhosts;
 	return notify_new(&c);
 }
 
@@ -647,6 +662,7 @@ landlock_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	 * for every rule cost more than planning them. */
 	if (o->dry_run) {
 		describe(p, &l->dry);
+		describe_local(o, &l->dry);
 		d = seccomp_describe(o, flavour);
 		strv_pushf(&l->dry, "# %s", d);
 		free(d);

@@ -756,6 +756,10 @@ limits_finish(struct limits *lim, struct exec_result *res)
 	struct rusage ru;
 	int64_t rss;
 
+	/* Which mechanism held --mem: under an rlimit an allocation that
+	 * fails is the program's own error, which sbx cannot see. */
+	if (lim->o->mem > 0)
+		res->limit_mem = mech_names[lim->mem];
 	if (res->started) {
 		getrusage(RUSAGE_CHILDREN, &ru);
 		rss = ru.ru_maxrss;

@@ -21,10 +21,18 @@
  *    into blocked_hosts. The /etc/resolv.conf bwrap binds inside names it.
  *  - A connection accepted on a name's listener is given to the proxy as a
  *    CONNECT to NAME:PORT would be (proxy_captured()).
+ *  - The host's loopback ports the user allowed (--allow-host
+ *    localhost:PORT): a listener on 127.0.0.1:PORT and one on [::1]:PORT
+ *    (where the namespace has IPv6), bound before the command runs, so
+ *    the port is never the command's to take. A connection there goes to
+ *    the proxy, which relays it to the host's 127.0.0.1:PORT (or ::1) and
+ *    nowhere else (proxy_local()): the destination is the listener's,
+ *    fixed before the command ran, never something the command says.
  *
  * Any other address has no route inside (ENETUNREACH), any other port of
- * the range no listener (ECONNREFUSED); loopback stays the command's own.
- * Bounded: NETNS_POOL listeners, so as many names at most (then SERVFAIL).
+ * the range no listener (ECONNREFUSED); the rest of loopback stays the
+ * command's own. Bounded: NETNS_POOL listeners, so as many names at most
+ * (then SERVFAIL), and LOCAL_MAX loopback ports.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -148,6 +156,11 @@ struct netns {
 	size_t		 nlsn;
 	struct name	*names;		/* NETNS_NAMES */
 	size_t		 nnames;
+	int		 want[LOCAL_MAX];	/* the host's loopback ports */
+	size_t		 nwant;
+	int		 loc[2 * LOCAL_MAX];	/* their listeners inside */
+	int		 locport[2 * LOCAL_MAX];
+	size_t		 nloc;
 	uint32_t	 lo, hi;	/* the range, host order */
 	uint32_t	 next;		/* the next synthetic address */
 };
@@ -160,6 +173,7 @@ netns_new(const struct host_pattern *hosts, size_t nhosts)
 
 	n->hosts = hosts;
 	n->nhosts = nhosts;
+	n->nwant = proxy_local_ports(hosts, nhosts, n->want, LOCAL_MAX);
 	n->udp = n->tcp = -1;
 	n->names = xcalloc(NETNS_NAMES, sizeof *n->names);
 	n->lo = ntohl(inet_addr(NETNS_ADDR)) - 1;
@@ -183,6 +197,8 @@ netns_free(struct netns *n)
 		close(n->tcp);
 	for (i = 0; i < n->nlsn; i++)
 		close(n->lsn[i]);
+	for (i = 0; i < n->nloc; i++)
+		close(n->loc[i]);
 	for (i = 0; i < n->npool; i++)
 		close(n->pool[i]);
 	free(n->names);
@@ -222,32 +238,97 @@ bind_to(int fd, uint32_t addr, int port, int stream)
 	return 0;
 }
 
+/* How many host loopback ports the relay serves (the shim's --local). */
+size_t
+netns_nlocal(const struct netns *n)
+{
+	return n ? n->nwant : 0;
+}
+
+static int
+bind6_loopback(int fd, int port)
+{
+	struct sockaddr_in6 sin6;
+	int one = 1;
+
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	memset(&sin6, 0, sizeof sin6);
+	sin6.sin6_family = AF_INET6;
+	sin6.sin6_port = htons((uint16_t)port);
+	sin6.sin6_addr = in6addr_loopback;
+	if (bind(fd, (struct sockaddr *)&sin6, sizeof sin6) < 0 ||
+	    listen(fd, 128) < 0 || set_cloexec(fd) < 0 || set_nonblock(fd) < 0)
+		return -1;
+	return 0;
+}
+
 /*
- * The shim's sockets (fds[0] UDP, fds[1] TCP, then the pool the names'
- * listeners are made of): made to serve. 0, or an errno; on failure every
+ * The relay's listeners: fds holds an IPv4 and an IPv6 socket for each
+ * port, in order; every one is kept or closed here. The IPv4 one must
+ * listen (0, or an errno); an IPv6 one that cannot is dropped: the
+ * namespace has no IPv6, so [::1] is refused there as it would be.
+ */
+static int
+local_setup(struct netns *n, const int *fds)
+{
+	uint32_t lo = ntohl(inet_addr("127.0.0.1"));
+	size_t i;
+	int err = 0, port, ok;
+
+	for (i = 0; i < 2 * n->nwant; i++) {
+		port = n->want[i / 2];
+		ok = i % 2 == 0 ? bind_to(fds[i], lo, port, 1) == 0 :
+		    bind6_loopback(fds[i], port) == 0;
+		if (!ok && i % 2 == 0 && err == 0)
+			err = errno ? errno : EINVAL;
+		if (!ok) {
+			close(fds[i]);
+			continue;
+		}
+		n->loc[n->nloc] = fds[i];
+		n->locport[n->nloc++] = port;
+	}
+	return err;
+}
+
+/*
+ * The shim's sockets (fds[0] UDP, fds[1] TCP, then two for each host
+ * loopback port, then the pool the names' listeners are made of): made to
+ * serve. 0, or an errno, *fatal when it is the relay's (the launch must
+ * not go on without what the user asked for); on failure every
  * descriptor is closed.
  */
 int
-netns_setup(struct netns *n, const int *fds, size_t nfds)
+netns_setup(struct netns *n, const int *fds, size_t nfds, int *fatal)
 {
 	uint32_t dns = ntohl(inet_addr(NETNS_DNS));
+	size_t nl = 2 * n->nwant, i;
 	int err = 0;
-	size_t i;
 
-	if (n->udp >= 0 || nfds < 2 || nfds > 2 + NETNS_POOL)
-		err = EINVAL;
+	*fatal = 0;
+	if (n->udp >= 0 || n->nloc > 0 || nfds < 2 + nl ||
+	    nfds > 2 + nl + NETNS_POOL) {
+		*fatal = 1;
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		return EINVAL;
+	}
+	if ((err = local_setup(n, fds + 2)) != 0)
+		*fatal = 1;
 	else if (ifreq_addr(fds[0], SIOCSIFADDR, NETNS_ADDR) < 0 ||
 	    ifreq_addr(fds[0], SIOCSIFNETMASK, "255.254.0.0") < 0 ||
 	    bind_to(fds[0], dns, 53, 0) < 0 || bind_to(fds[1], dns, 53, 1) < 0)
 		err = errno;
 	if (err != 0) {
-		for (i = 0; i < nfds; i++)
+		close(fds[0]);
+		close(fds[1]);
+		for (i = 2 + nl; i < nfds; i++)
 			close(fds[i]);
 		return err;
 	}
 	n->udp = fds[0];
 	n->tcp = fds[1];
-	for (i = 2; i < nfds; i++)
+	for (i = 2 + nl; i < nfds; i++)
 		n->pool[n->npool++] = fds[i];
 	return 0;
 }
@@ -265,6 +346,8 @@ netns_fds(const struct netns *n, int *fds, size_t max)
 		fds[k++] = n->tcp;
 	for (i = 0; i < n->nlsn && k < max; i++)
 		fds[k++] = n->lsn[i];
+	for (i = 0; i < n->nloc && k < max; i++)
+		fds[k++] = n->loc[i];
 	return k;
 }
 
@@ -452,6 +535,20 @@ capture(struct netns *n, struct proxy *p, size_t l, int64_t now)
 	}
 }
 
+/* Connections to the relay's listener l: to the host's port, its own. */
+static void
+relay_local(struct netns *n, struct proxy *p, size_t l, int64_t now)
+{
+	int fd, k;
+
+	for (k = 0; k < 64; k++) {
+		if ((fd = accept4(n->loc[l], NULL, NULL, SOCK_CLOEXEC |
+		    SOCK_NONBLOCK)) < 0)
+			return;
+		proxy_local(p, fd, n->locport[l], now);
+	}
+}
+
 void
 netns_ready(struct netns *n, struct proxy *p, int fd, int64_t now)
 {
@@ -461,38 +558,65 @@ netns_ready(struct netns *n, struct proxy *p, int fd, int64_t now)
 		serve_udp(n, p);
 	else if (fd == n->tcp)
 		serve_tcp(n, p);
-	else
-		for (i = 0; i < n->nlsn; i++)
-			if (fd == n->lsn[i])
-				capture(n, p, i, now);
+	for (i = 0; i < n->nlsn; i++)
+		if (fd == n->lsn[i])
+			capture(n, p, i, now);
+	for (i = 0; i < n->nloc; i++)
+		if (fd == n->loc[i])
+			relay_local(n, p, i, now);
 }
 
 /*
- * In the shim (--capture N): the sockets made inside the namespace, sent
- * to sbx over bridge as "n", and sbx's answer awaited: 0, or -1 with
- * errno.
+ * The shim's sockets, unbound: fds[0] UDP, then TCP; of the nlocal pairs
+ * after the DNS pair, the second is IPv6 (or IPv4 where the kernel has no
+ * IPv6: sbx's bind then fails and drops it).
+ */
+static int
+shim_sockets(int *fds, int n, int nlocal)
+{
+	int i, fam;
+
+	for (i = 0; i < n; i++) {
+		fam = i >= 2 && i < 2 + 2 * nlocal && i % 2 == 1 ? AF_INET6 :
+		    AF_INET;
+		fds[i] = socket(fam, (i == 0 ? SOCK_DGRAM : SOCK_STREAM) |
+		    SOCK_CLOEXEC, 0);
+		if (fds[i] < 0 && fam == AF_INET6 && errno == EAFNOSUPPORT)
+			fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fds[i] < 0) {
+			while (i-- > 0)
+				close(fds[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * In the shim (--capture N --local L): the sockets made inside the
+ * namespace, sent to sbx over bridge as "n", and sbx's answer awaited: 0,
+ * or -1 with errno.
  */
 int
-netns_shim(int bridge, int nports)
+netns_shim(int bridge, int nports, int nlocal)
 {
 	union {
 		struct cmsghdr	h;
-		char		b[CMSG_SPACE((2 + NETNS_POOL) * sizeof(int))];
+		char		b[CMSG_SPACE(NETNS_FDS * sizeof(int))];
 	} u;
-	int fds[2 + NETNS_POOL], i, n = 2 + nports, err = 0;
+	int fds[NETNS_FDS], i, n = 2 + 2 * nlocal + nports, err = 0;
 	struct msghdr m;
 	struct iovec iov;
 	struct cmsghdr *cm;
 	ssize_t k;
 
-	if (nports < 0 || nports > NETNS_POOL) {
+	if (nports < 0 || nports > NETNS_POOL || nlocal < 0 ||
+	    nlocal > LOCAL_MAX) {
 		errno = EINVAL;
 		return -1;
 	}
-	for (i = 0; i < n; i++)
-		if ((fds[i] = socket(AF_INET, (i == 0 ? SOCK_DGRAM :
-		    SOCK_STREAM) | SOCK_CLOEXEC, 0)) < 0)
-			return -1;
+	if (shim_sockets(fds, n, nlocal) < 0)
+		return -1;
 	memset(&m, 0, sizeof m);
 	memset(&u, 0, sizeof u);
 	iov.iov_base = (void *)"n";
@@ -542,12 +666,20 @@ netns_free(struct netns *n)
 }
 
 int
-netns_setup(struct netns *n, const int *fds, size_t nfds)
+netns_setup(struct netns *n, const int *fds, size_t nfds, int *fatal)
 {
 	(void)n;
 	(void)fds;
 	(void)nfds;
+	*fatal = 1;
 	return ENOSYS;
+}
+
+size_t
+netns_nlocal(const struct netns *n)
+{
+	(void)n;
+	return 0;
 }
 
 size_t
@@ -569,10 +701,11 @@ netns_ready(struct netns *n, struct proxy *p, int fd, int64_t now)
 }
 
 int
-netns_shim(int bridge, int nports)
+netns_shim(int bridge, int nports, int nlocal)
 {
 	(void)bridge;
 	(void)nports;
+	(void)nlocal;
 	errno = ENOSYS;
 	return -1;
 }

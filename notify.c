@@ -257,6 +257,9 @@ struct sup {
 	int		 scope;		/* signals, abstract sockets: judged here */
 	pid_t		 keeper;	/* whose descendants the sandbox is */
 	int		 proxy_port;	/* the proxy's own, on 127.0.0.1 */
+	int		 local[LOCAL_MAX];	/* the host's loopback ports
+					   the command may connect to */
+	size_t		 nlocal;
 	struct bound	*bound;		/* the sandbox's loopback ports */
 	size_t		 nbound;
 	size_t		 capbound;
@@ -1908,19 +1911,54 @@ note_bound(struct sup *s, int sfd, int type)
 }
 
 /*
- * Where a connection or a datagram may go: sbx's proxy (the address the
- * proxy variables name, 127.0.0.1:BRIDGE_PORT, is redirected to where it
- * really listens), or a loopback port the sandbox itself holds. *a is
- * made the address to use; else the errno bwrap's network namespace
- * would give (no route, or nobody listening on its private loopback).
+ * A TCP stream to a host loopback port the user allowed (--allow-host
+ * localhost:PORT): to 127.0.0.1, ::1 or ::ffff:127.0.0.1 exactly, the
+ * addresses "localhost" names, and that port alone. TCP (or MPTCP, which
+ * falls back to it) only: an SCTP stream to the port is another service.
  */
 static int
-destination(const struct sup *s, struct sockaddr_storage *a, int type)
+host_local(const struct sup *s, const struct sockaddr_storage *a, int sfd,
+    int type)
+{
+	const struct sockaddr_in *v4 = (const void *)a;
+	const struct sockaddr_in6 *v6 = (const void *)a;
+	static const unsigned char mapped[16] = { [10] = 0xff, [11] = 0xff,
+	    [12] = 127, [15] = 1 };
+	size_t i;
+	int proto;
+
+	if (type != SOCK_STREAM || s->nlocal == 0 || ((proto = sock_opt(sfd,
+	    SOL_SOCKET, SO_PROTOCOL)) != IPPROTO_TCP && proto != 262 /*MPTCP*/))
+		return 0;
+	if (a->ss_family == AF_INET ?
+	    v4->sin_addr.s_addr != htonl(INADDR_LOOPBACK) :
+	    !IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr) &&
+	    memcmp(&v6->sin6_addr, mapped, 16) != 0)
+		return 0;
+	for (i = 0; i < s->nlocal; i++)
+		if (s->local[i] == port_of(a))
+			return 1;
+	return 0;
+}
+
+/*
+ * Where a connection or a datagram may go: sbx's proxy (the address the
+ * proxy variables name, 127.0.0.1:BRIDGE_PORT, is redirected to where it
+ * really listens), a host loopback port the user allowed, or a loopback
+ * port the sandbox itself holds. *a is made the address to use; else the
+ * errno bwrap's network namespace would give (no route, or nobody
+ * listening on its private loopback).
+ */
+static int
+destination(const struct sup *s, struct sockaddr_storage *a, int sfd,
+    int type)
 {
 	if (a->ss_family != AF_INET && a->ss_family != AF_INET6)
 		return EAFNOSUPPORT;
 	if (!loopback(a))
 		return ENETUNREACH;
+	if (host_local(s, a, sfd, type))
+		return 0;
 	if (s->net == NET_PROXY && type == SOCK_STREAM &&
 	    port_of(a) == BRIDGE_PORT) {
 		if (a->ss_family == AF_INET6) {
@@ -2099,7 +2137,7 @@ net_send(struct sup *s, const struct req *q, int sfd, int type)
 	}
 	if (c.tolen == 0 && !connected(sfd))
 		answer(s, q, 0, type == SOCK_STREAM ? ENOTCONN : EDESTADDRREQ);
-	else if (c.tolen && (err = destination(s, &c.to, type)) != 0)
+	else if (c.tolen && (err = destination(s, &c.to, sfd, type)) != 0)
 		refuse(s, q, addr_text(&c.to), err);
 	else
 		send_copy(s, q, sfd, &c);
@@ -2312,7 +2350,7 @@ net_call(struct sup *s, struct req *q)
 			answer(s, q, 0, r < 0 ? errno : 0);
 		goto out;
 	}
-	if ((err = destination(s, &to, type)) != 0) {
+	if ((err = destination(s, &to, sfd, type)) != 0) {
 		/* A datagram socket's connect sends nothing: a libc probing
 		 * which source address it would get is no refusal to show;
 		 * what it then sends is. */
@@ -2927,6 +2965,8 @@ notify_new(const struct sup_conf *cf)
 	s->hold_git = cf->hold_git;
 	s->net = cf->net;
 	s->proxy_port = cf->proxy_port;
+	s->nlocal = proxy_local_ports(cf->hosts, cf->nhosts, s->local,
+	    LOCAL_MAX);
 	s->scope = cf->scope;
 	s->listener = s->stop[0] = s->stop[1] = s->root = -1;
 	pthread_mutex_init(&s->lock, NULL);

@@ -84,7 +84,8 @@ struct status_msg {
 static const char *const step_names[NSTEPS] = {
 	"chdir", "descriptors", "reopen", "device remount",
 	"capability drop", "seccomp", "landlock", "proxy bridge", "shim",
-	"keeper", "terminal", "resource limits", "capture (resolver)",
+	"keeper", "terminal", "resource limits",
+	"capture (resolver, host loopback relay)",
 	"mounts (a path changed while sbx started; try again)"
 };
 

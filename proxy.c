@@ -55,6 +55,9 @@
 #define LOOKUP_TIMEOUT	30000
 #define CONNECT_TIMEOUT	30000
 #define IDLE_TIMEOUT	300000	/* relay with no byte either way */
+#define LOCAL_IDLE	86400000	/* the same to a host loopback port: a
+					   database's or a language server's
+					   connection idles for long */
 #define REPLY_TIMEOUT	5000	/* to write an error reply */
 #define LINGER_TIMEOUT	2000	/* reading what a refused client still sends */
 #define PAUSE_MS	100	/* listener rest after EMFILE */
@@ -102,6 +105,8 @@ struct conn {
 	int		 tunnel;	/* CONNECT, else plain HTTP */
 	int		 raw;		/* captured inside the sandbox (netns.c):
 					   a tunnel with no request, no reply */
+	int		 local;		/* to the host's loopback port (allowed
+					   as localhost:PORT): no lookup */
 	int64_t		 born;
 	int64_t		 deadline;
 	char		*head;		/* the request head while it arrives */
@@ -142,7 +147,7 @@ struct proxy {
 	size_t		 nconns;
 	int		 nlookups;	/* threads running */
 	int		 npipes;	/* relay pipes open */
-	struct slot	 slot[2 * MAX_CONNS + 3 + 2 + NETNS_POOL];
+	struct slot	 slot[2 * MAX_CONNS + 3 + NETNS_FDS];
 	struct netns	*netns;		/* the capture (bridge only), or NULL */
 	size_t		 nslot;
 	struct strv	 blocked;
@@ -431,7 +436,8 @@ proxy_name_ports(const struct host_pattern *hp, size_t n, const char *name,
 	if (strlen(name) > 253 || ip_literal(name) || normalise(name, norm) < 0)
 		return -1;
 	for (i = 0; i < n; i++) {
-		if (!pattern_match(&hp[i], norm))
+		/* The host's loopback is reached at loopback, not by name. */
+		if (hp[i].local || !pattern_match(&hp[i], norm))
 			continue;
 		nc = 0;
 		if (hp[i].port == 0) {
@@ -449,19 +455,95 @@ proxy_name_ports(const struct host_pattern *hp, size_t n, const char *name,
 	return k > 0 ? k : -1;
 }
 
+/* ":PORT" at p, or nothing: the port (1..65535), 0 for none, -1. */
+static long
+pattern_port_of(const char *p)
+{
+	char *end;
+	long port;
+
+	if (*p == '\0')
+		return 0;
+	if (*p != ':' || !is_digit((unsigned char)p[1]))
+		return -1;
+	errno = 0;
+	port = strtol(p + 1, &end, 10);
+	return *end || errno || port < 1 || port > 65535 ? -1 : port;
+}
+
+/*
+ * The host's own loopback as --allow-host spells it: localhost,
+ * 127.0.0.1 or [::1] (an IPv6 address needs its brackets to take a
+ * port). 1 when host is one (*port its port, 0 for none, -1 a bad one),
+ * else 0.
+ */
+static int
+loopback_host(const char *host, long *port)
+{
+	static const char *const names[] = { "localhost", "localhost.",
+	    "127.0.0.1" };
+	size_t i, n;
+
+	*port = 0;
+	if (strncmp(host, "[::1]", 5) == 0) {
+		*port = pattern_port_of(host + 5);
+		return 1;
+	}
+	if (strcmp(host, "::1") == 0)
+		return 1;
+	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+		n = strlen(names[i]);
+		if (strncasecmp(host, names[i], n) == 0 &&
+		    (host[n] == '\0' || host[n] == ':')) {
+			*port = pattern_port_of(host + n);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A loopback pattern: that one port of the host's loopback, named
+ * "localhost" whichever spelling was used. Without a port it would
+ * mean no port at all, or every one: refused with what to write.
+ */
+static int
+loopback_pattern(long port, struct host_pattern *hp, const char **why)
+{
+	if (port == 0) {
+		*why = "the host's loopback needs a port: write --allow-host "
+		    "localhost:PORT (that port alone)";
+		return -1;
+	}
+	if (port < 0) {
+		*why = "bad port";
+		return -1;
+	}
+	/* Inside, 127.0.0.1:3128 is sbx's own proxy. */
+	if (port == BRIDGE_PORT) {
+		*why = "port 3128 is sbx's own proxy inside the sandbox";
+		return -1;
+	}
+	hp->name = xstrdup("localhost");
+	hp->port = (int)port;
+	hp->local = 1;
+	return 0;
+}
+
 /*
  * --allow-host PATTERN: the one grammar of allowlist entries, checked by
  * the same normalise() that judges every name a client asks for, so no
  * pattern is accepted that could never match. HOST, *.DOMAIN, either with
  * :PORT; or a URL (http or https, as npm prints its registry), whose
- * scheme gives the port unless it names one, and whose path is ignored.
- * IP addresses are refused: the proxy serves names only. 0, or -1 with
+ * scheme gives the port unless it names one, and whose path is ignored;
+ * or the host's loopback with a port (loopback_pattern()). Other IP
+ * addresses are refused: the proxy serves names only. 0, or -1 with
  * *why saying what is wrong.
  */
 int
 proxy_pattern(const char *arg, struct host_pattern *hp, const char **why)
 {
-	char buf[300], norm[256], *host, *colon, *end;
+	char buf[300], norm[256], *host, *colon;
 	int scheme = 0;
 	long port;
 
@@ -489,13 +571,13 @@ proxy_pattern(const char *arg, struct host_pattern *hp, const char **why)
 			return -1;
 		}
 	}
+	if (loopback_host(host, &port))
+		return loopback_pattern(port == 0 ? scheme : port, hp, why);
 	hp->port = scheme;
 	if ((colon = strchr(host, ':')) != NULL) {
-		errno = 0;
-		port = strtol(colon + 1, &end, 10);
-		if (!is_digit((unsigned char)colon[1]) || *end || errno ||
-		    port < 1 || port > 65535) {
-			*why = "bad port";
+		if ((port = pattern_port_of(colon)) <= 0) {
+			*why = ip_literal(host) ? "IP addresses are not "
+			    "allowed, name the host" : "bad port";
 			return -1;
 		}
 		hp->port = (int)port;
@@ -515,6 +597,36 @@ proxy_pattern(const char *arg, struct host_pattern *hp, const char **why)
 		return -1;
 	}
 	hp->name = xstrdup(norm);
+	return 0;
+}
+
+/* The host loopback ports the patterns name, each once (at most max). */
+size_t
+proxy_local_ports(const struct host_pattern *hp, size_t n, int *ports,
+    size_t max)
+{
+	size_t i, j, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!hp[i].local)
+			continue;
+		for (j = 0; j < k && ports[j] != hp[i].port; j++)
+			;
+		if (j == k && k < max)
+			ports[k++] = hp[i].port;
+	}
+	return k;
+}
+
+/* Port is one of the host's loopback ports the patterns allow. */
+int
+proxy_local_port(const struct host_pattern *hp, size_t n, int port)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (hp[i].local && hp[i].port == port)
+			return 1;
 	return 0;
 }
 
@@ -1167,6 +1279,10 @@ warn_allowed(const char *host, int port, const char *reason,
 	if (strcmp(reason, "private_address") == 0)
 		fprintf(stderr, "sbx: warning: --allow-host %.255s: refused: "
 		    "it %s\n", host, why);
+	else if (strcmp(reason, "unresolved") == 0)
+		fprintf(stderr, "sbx: warning: --allow-host %.255s: not "
+		    "reached: the name does not resolve here (%s)\n", host,
+		    why);
 	else
 		fprintf(stderr, "sbx: warning: --allow-host %.255s: port %d "
 		    "refused (--allow-host %.255s:%d allows it)\n", host,
@@ -1338,6 +1454,10 @@ lookup_done(struct proxy *p, struct lookup *lk, int64_t now)
 	}
 	c->lk_out = 0;
 	if (lk->gai != 0) {
+		/* Allowed, yet unreachable: said as a refusal is, once. */
+		if (record_blocked(p, c->host, 0, "unresolved"))
+			warn_allowed(c->host, c->port, "unresolved",
+			    gai_strerror(lk->gai));
 		conn_fail(c, now, 502, "%s: cannot resolve: %s", c->host,
 		    gai_strerror(lk->gai));
 		return;
@@ -1357,6 +1477,46 @@ lookup_done(struct proxy *p, struct lookup *lk, int64_t now)
 	}
 	c->deadline = now + CONNECT_TIMEOUT;
 	connect_next(c, now);
+}
+
+/*
+ * To the host's loopback port the user allowed (localhost:PORT): no name
+ * to look up, no address to judge. 127.0.0.1 first, then ::1, for a
+ * server that listens on one of them only.
+ */
+static void
+local_connect(struct conn *c, int64_t now)
+{
+	struct lookup *lk = xcalloc(1, sizeof *lk);
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&lk->addr[0];
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&lk->addr[1];
+
+	lk->c = c;
+	lk->wfd = -1;
+	s4->sin_family = AF_INET;
+	s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	lk->alen[0] = sizeof *s4;
+	s6->sin6_family = AF_INET6;
+	s6->sin6_addr = in6addr_loopback;
+	lk->alen[1] = sizeof *s6;
+	lk->naddr = 2;
+	c->lk = lk;
+	c->local = 1;
+	c->deadline = now + CONNECT_TIMEOUT;
+	connect_next(c, now);
+}
+
+/* An allowed request's next step: its lookup, or the host's loopback. */
+static void
+to_origin(struct proxy *p, struct conn *c, int64_t now)
+{
+	if (strcmp(c->host, "localhost") == 0 &&
+	    proxy_local_port(p->hosts, p->nhosts, c->port)) {
+		local_connect(c, now);
+		return;
+	}
+	c->st = C_LOOKUP;
+	c->deadline = now + LOOKUP_TIMEOUT;
 }
 
 static void
@@ -1410,8 +1570,7 @@ request_ready(struct proxy *p, struct conn *c, size_t hend, int64_t now)
 	ring_put(&c->up, c->head + hend, extra);
 	free(c->head);
 	c->head = NULL;
-	c->st = C_LOOKUP;
-	c->deadline = now + LOOKUP_TIMEOUT;
+	to_origin(p, c, now);
 }
 
 static void
@@ -1512,7 +1671,7 @@ relay_start(struct proxy *p, struct conn *c, int64_t now)
 	free(c->lk);
 	c->lk = NULL;
 	c->st = C_RELAY;
-	c->deadline = now + IDLE_TIMEOUT;
+	c->deadline = now + (c->local ? LOCAL_IDLE : IDLE_TIMEOUT);
 	/* The client's socket is new: the reply goes out whole at once. */
 	if (c->tunnel && !c->raw && (k = send(c->cfd, ok, sizeof ok - 1,
 	    MSG_NOSIGNAL)) < 0)
@@ -1691,7 +1850,7 @@ relay(struct conn *c, int64_t now)
 		any |= a | b;
 	} while ((a || b) && ++turns < 16);
 	if (any)
-		c->deadline = now + IDLE_TIMEOUT;
+		c->deadline = now + (c->local ? LOCAL_IDLE : IDLE_TIMEOUT);
 	if (c->c_eof && c->s_eof && c->c_shut && c->s_shut)
 		conn_close(c);
 	else if (!c->tunnel && c->s_eof && c->c_shut) {
@@ -1873,14 +2032,15 @@ proxy_refused(struct proxy *p, const char *host, int port, const char *reason)
 static void
 netns_take(struct proxy *p, int *fds, size_t n)
 {
-	int err;
+	int err, fatal = 1;
 	size_t i;
 
 	if (p->netns == NULL) {
 		for (i = 0; i < n; i++)
 			close(fds[i]);
 		err = EINVAL;
-	} else if ((err = netns_setup(p->netns, fds, n)) != 0) {
+	} else if ((err = netns_setup(p->netns, fds, n, &fatal)) != 0 &&
+	    !fatal) {
 		/* The proxy variables still work: said, not fatal. */
 		fprintf(stderr, "sbx: warning: --allow-host: programs that "
 		    "ignore the proxy variables get no names: the capture "
@@ -1919,8 +2079,29 @@ proxy_captured(struct proxy *p, int fd, const char *host, int port,
 	c->up_left = -1;
 	free(c->head);
 	c->head = NULL;
-	c->st = C_LOOKUP;
-	c->deadline = now + LOOKUP_TIMEOUT;
+	to_origin(p, c, now);
+}
+
+/*
+ * A connection to the loopback relay inside the sandbox (netns.c), for
+ * the host's loopback port PORT: relayed there, nowhere else.
+ */
+void
+proxy_local(struct proxy *p, int fd, int port, int64_t now)
+{
+	struct conn *c;
+
+	if ((c = conn_add(p, fd, now)) == NULL)
+		return;
+	c->raw = 1;
+	c->tunnel = 1;
+	snprintf(c->host, sizeof c->host, "localhost");
+	c->port = port;
+	c->up.b = xmalloc(RING_SIZE);
+	c->up_left = -1;
+	free(c->head);
+	c->head = NULL;
+	local_connect(c, now);
 }
 
 /*
@@ -1933,7 +2114,7 @@ take_fds(struct proxy *p, struct msghdr *m, const char *msg, size_t len,
 {
 	struct cmsghdr *cm;
 	struct stat sb;
-	int fds[2 + NETNS_POOL];
+	int fds[NETNS_FDS];
 	size_t i, n, nn = 0;
 	int fd, setup = len == 1 && msg[0] == 'n';
 
@@ -1965,7 +2146,7 @@ bridge_recv(struct proxy *p, int64_t now)
 {
 	union {
 		struct cmsghdr	h;
-		char		b[CMSG_SPACE((2 + NETNS_POOL) * sizeof(int))];
+		char		b[CMSG_SPACE(NETNS_FDS * sizeof(int))];
 	} u;
 	struct msghdr m;
 	struct iovec iov;
@@ -2171,7 +2352,7 @@ size_t
 proxy_pollfds(void *ctx, struct pollfd *fds, size_t max)
 {
 	struct proxy *p = ctx;
-	int nfd[2 + NETNS_POOL];
+	int nfd[NETNS_FDS];
 	size_t i, nn;
 
 	p->nslot = 0;
@@ -2202,7 +2383,7 @@ proxy_handle(void *ctx, const struct pollfd *fds, size_t n)
 	struct proxy *p = ctx;
 	int64_t now = now_ms();
 	int listen_ready = 0, bridge_ready = 0, wake_ready = 0;
-	int nready[2 + NETNS_POOL];
+	int nready[NETNS_FDS];
 	size_t i, count, nn = 0;
 
 	if (p->pause_until != 0 && p->pause_until <= now)

@@ -406,7 +406,10 @@ result_write(int fd, const struct exec_result *r, int json)
 	field_bool(&b, json, "aborted", r->aborted);
 	field_num(&b, json, "duration_ms", 1, r->duration_ms);
 	field_usage(&b, json, r);
+	if (r->limit_mem)
+		field_cstr(&b, json, "limit_mem", r->limit_mem);
 	field_streams(&b, json, r);
+	field_list(&b, json, "allowed_local", &r->allowed_local, " ");
 	field_list(&b, json, "blocked_hosts", &r->blocked, ",");
 	field_list(&b, json, "blocked_reasons", &r->blocked_why, ",");
 	if (r->ndenied > 0) {

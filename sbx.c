@@ -107,7 +107,8 @@ usage(FILE *f)
 "      --no-net            no network at all (the default)\n"
 "      --net               unrestricted network\n"
 "      --allow-host PAT    network only to these hosts, via sbx's proxy;\n"
-"                          host, *.domain, optional :PORT, or a URL\n"
+"                          host, *.domain, optional :PORT, or a URL;\n"
+"                          localhost:PORT: that port of the host's loopback\n"
 "                          (repeatable)\n"
 "      --allow-private     allowed hosts may resolve to private addresses\n"
 "      --allow-unix-sockets  the command may create Unix sockets\n"
@@ -200,10 +201,28 @@ add_host(const char *arg)
 	struct host_pattern h;
 	const char *why;
 
+	int ports[LOCAL_MAX + 1];
+
 	if (proxy_pattern(arg, &h, &why) < 0)
 		usage_err("--allow-host %s: %s", shown(arg), why);
 	opts.hosts = xrealloc(opts.hosts, (opts.nhosts + 1) * sizeof(h));
 	opts.hosts[opts.nhosts++] = h;
+	if (proxy_local_ports(opts.hosts, opts.nhosts, ports, LOCAL_MAX + 1) >
+	    LOCAL_MAX)
+		usage_err("--allow-host %s: at most %d ports of the host's "
+		    "loopback", shown(arg), LOCAL_MAX);
+}
+
+/* allowed_local in the result: "localhost:PORT", each port once. */
+static void
+allowed_local(struct strv *out)
+{
+	int ports[LOCAL_MAX];
+	size_t i, n = proxy_local_ports(opts.hosts, opts.nhosts, ports,
+	    LOCAL_MAX);
+
+	for (i = 0; i < n; i++)
+		strv_pushf(out, "localhost:%d", ports[i]);
 }
 
 /* --cache TOOL: a tool of cache.c's table, each once. */
@@ -1151,6 +1170,7 @@ run_once(struct attempt *a, struct run *r, struct exec_result *res,
 	memset(r, 0, sizeof(*r));
 	res->executor = a->be->name;
 	res->isolated = (a->be->flags & BE_OS) != 0;
+	allowed_local(&res->allowed_local);
 	if (!opts.passthrough) {
 		res->out = capture_new(opts.max_output);
 		res->err = capture_new(opts.max_output);
@@ -1199,6 +1219,7 @@ result_free(struct exec_result *res)
 	strv_free(&res->blocked);
 	strv_free(&res->blocked_why);
 	strv_free(&res->denied);
+	strv_free(&res->allowed_local);
 	memset(res, 0, sizeof(*res));
 }
 

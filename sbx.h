@@ -67,7 +67,12 @@ struct host_pattern {
 	char	*name;		/* lower case, no trailing dot, no "*." */
 	int	 wildcard;	/* "*.name": subdomains of name only */
 	int	 port;		/* 0: ports 80 and 443 */
+	int	 local;		/* localhost:PORT, 127.0.0.1:PORT or
+				   [::1]:PORT: that port of the host's own
+				   loopback (name "localhost") */
 };
+#define LOCAL_MAX	16	/* host loopback ports (--allow-host
+				   localhost:PORT) per run */
 
 /* The options as parsed; paths absolute and resolved. Never rewritten. */
 struct sbx_opts {
@@ -287,6 +292,10 @@ struct exec_result {
 	int64_t		 mem_peak_kb;	/* the cgroup's; 0: no memory cgroup */
 	int64_t		 procs_peak;	/* the cgroup's; 0: no pids cgroup */
 	unsigned	 limit;		/* LIMIT_*: what ended or hampered it */
+	const char	*limit_mem;	/* how --mem held: "cgroup-v2",
+					   "cgroup-v1", "rlimit"; NULL: no --mem */
+	struct strv	 allowed_local;	/* "localhost:PORT": host loopback
+					   ports the command could reach */
 	enum err_kind	 error;
 	const char	*error_message;
 };
@@ -429,6 +438,9 @@ struct sup_conf {
 	int			 net;		/* judged: NET_NONE, NET_PROXY */
 	int			 proxy_port;
 	int			 scope;		/* signals, abstract sockets */
+	const struct host_pattern *hosts;	/* --allow-host: its host
+						   loopback ports */
+	size_t			 nhosts;
 };
 struct sup *notify_new(const struct sup_conf *);
 void	 notify_start(struct sup *, int, pid_t);
@@ -466,6 +478,9 @@ int64_t	 proxy_deadline(const void *);
 int	 proxy_bridge_run(int, int);	/* (listening fd, FD_BRIDGE); in the sandbox */
 int	 proxy_name_ports(const struct host_pattern *, size_t, const char *,
 	    int *, int);
+size_t	 proxy_local_ports(const struct host_pattern *, size_t, int *, size_t);
+int	 proxy_local_port(const struct host_pattern *, size_t, int);
+void	 proxy_local(struct proxy *, int, int, int64_t);
 
 void	 proxy_captured(struct proxy *, int, const char *, int, int64_t);
 void	 proxy_refused(struct proxy *, const char *, int, const char *);
@@ -475,15 +490,18 @@ void	 proxy_refused(struct proxy *, const char *, int, const char *);
 #define NETNS_RANGE	"198.18.0.0/15"
 #define NETNS_DNS	"127.0.0.53"	/* sbx's resolver inside, port 53 */
 #define NETNS_POOL	64		/* listeners: names x their ports */
+#define NETNS_FDS	(2 + 2 * LOCAL_MAX + NETNS_POOL)	/* the shim's
+					   sockets: DNS, loopback relays, pool */
 struct netns;
 char	*netns_resolv(void);
 char	*netns_hosts(const struct sbx_opts *);
 struct netns *netns_new(const struct host_pattern *, size_t);
-int	 netns_setup(struct netns *, const int *, size_t);
+int	 netns_setup(struct netns *, const int *, size_t, int *);
+size_t	 netns_nlocal(const struct netns *);
 size_t	 netns_fds(const struct netns *, int *, size_t);
 void	 netns_ready(struct netns *, struct proxy *, int, int64_t);
 void	 netns_free(struct netns *);
-int	 netns_shim(int, int);
+int	 netns_shim(int, int, int);
 
 /*
  * proc.c: spawn, the one poll loop, reaping, kill escalation. Other

@@ -600,6 +600,27 @@ put_file_rules(struct text *t, const struct plan *pl, struct sbx_err *e)
 	return 0;
 }
 
+/*
+ * --allow-host localhost:PORT: that port of the host's loopback, and no
+ * other ("localhost" is 127.0.0.1 and ::1 to SBPL).
+ */
+static void
+put_local_rules(struct text *t, const struct sbx_opts *o)
+{
+	int ports[LOCAL_MAX];
+	size_t i, n = proxy_local_ports(o->hosts, o->nhosts, ports, LOCAL_MAX);
+	char line[80];
+
+	if (n > 0)
+		put(t, "; the host's loopback ports allowed (--allow-host "
+		    "localhost:PORT)\n");
+	for (i = 0; i < n; i++) {
+		snprintf(line, sizeof(line), "(allow network-outbound "
+		    "(remote tcp \"localhost:%d\"))\n", ports[i]);
+		put(t, line);
+	}
+}
+
 /* The proxy listens on 127.0.0.1:port; "localhost" is all SBPL takes. */
 static int
 put_net_rules(struct text *t, const struct plan *pl, struct sbx_err *e)
@@ -626,6 +647,7 @@ put_net_rules(struct text *t, const struct plan *pl, struct sbx_err *e)
 		snprintf(line, sizeof(line), "(allow network-outbound "
 		    "(remote tcp \"localhost:%d\"))\n", pl->proxy_port);
 		put(t, line);
+		put_local_rules(t, o);
 	}
 	if (o->allow_unix)
 		put(t, NET_UNIX_ALLOW_RULES);

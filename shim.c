@@ -3,7 +3,7 @@
  * Seatbelt sandboxes as the command's parent:
  *
  *	sbx --sbx-internal-shim [--ro-dev] [--seccomp] [--bridge]
- *	    [--capture N] [--wrapped-env] [--tty] [--procs N] [--mounts]
+ *	    [--capture N [--local L]] [--wrapped-env] [--tty] [--procs N] [--mounts]
  *	    [--reopen FD PATH]... -- CMD...
  *
  * It runs only as part of a launch: proc.c queues a go message on the
@@ -20,7 +20,9 @@
  * --allow-host) it first makes the sockets of netns.c's capture in the
  * sandbox's network namespace (DNS, N ports) and hands them to sbx, which
  * sets them up and serves them: the sandbox's resolver and the capture of
- * connections to the names it answers. FD_STATUS and FD_BRIDGE are made
+ * connections to the names it answers; with --local L also two sockets
+ * for each of L host loopback ports (--allow-host localhost:PORT), which
+ * sbx binds to 127.0.0.1:PORT and [::1]:PORT inside and relays. FD_STATUS and FD_BRIDGE are made
  * close-on-exec at once: the command inherits neither. Under Seatbelt,
  * FD_ARGS still holds the profile sandbox-exec read (-f /dev/fd/3): the
  * shim closes it (under bwrap it is already closed).
@@ -307,6 +309,7 @@ shim_check(const struct sbx_opts *o, struct sbx_err *e)
 struct shim_opts {
 	int	 bridge, ro_dev, seccomp, wrapped, tty, mounts;
 	int	 capture;	/* --capture N: N sockets to listen, or -1 */
+	int	 local;		/* --local L: L host loopback ports */
 	long	 procs;
 };
 
@@ -323,6 +326,10 @@ parse(int argc, char **argv, struct shim_opts *so)
 		else if (strcmp(argv[i], "--capture") == 0 && i + 1 < argc &&
 		    (so->capture = (int)strtol(argv[i + 1], &end, 10)) >= 0 &&
 		    so->capture <= NETNS_POOL && *end == '\0')
+			i++;
+		else if (strcmp(argv[i], "--local") == 0 && i + 1 < argc &&
+		    (so->local = (int)strtol(argv[i + 1], &end, 10)) >= 0 &&
+		    so->local <= LOCAL_MAX && *end == '\0')
 			i++;
 		else if (strcmp(argv[i], "--tty") == 0)
 			so->tty = 1;
@@ -635,7 +642,7 @@ shim_main(int argc, char **argv)
 	signal(SIGHUP, SIG_IGN);
 	/* The capture's sockets, before the bridge shares FD_BRIDGE. */
 	if (so.capture >= 0 && (!so.bridge ||
-	    netns_shim(FD_BRIDGE, so.capture) < 0)) {
+	    netns_shim(FD_BRIDGE, so.capture, so.local) < 0)) {
 		send_status(ST_SETUP, STEP_CAPTURE, 0, errno);
 		return EXIT_SBX;
 	}

@@ -274,8 +274,8 @@ bad_input() {
 }
 
 @test "bad input: --allow-host with an IP literal" {
-	for h in 1.2.3.4 127.0.0.1 10.0.0.1:443 ::1 '[::1]' '[::1]:80' \
-	    0x7f000001 2130706433 127.1 '*.1.2.3' 1.2.3.4.; do
+	for h in 1.2.3.4 10.0.0.1:443 0x7f000001 2130706433 127.1 \
+	    127.0.0.2:80 '[::2]:80' '[0::1]:80' '*.1.2.3' 1.2.3.4. 1::2; do
 		bad_input --allow-host "$h" touch "$MARK"
 	done
 }
@@ -293,7 +293,7 @@ bad_input() {
 	    'a*.example.com' 'example.*.com' '**.example.com' 'exa mple.com' \
 	    'example.com/path' 'ftp://example.com' 'user@example.com' \
 	    'https://user@example.com/' 'https://' 'https:///x' \
-	    'https://[::1]/' 'https://10.0.0.1/' \
+	    'https://10.0.0.1/' \
 	    "$(printf 'a%.0s' $(seq 64)).example.com" \
 	    $'exa\nmple.com' 'exa$mple.com' ':443'; do
 		bad_input --allow-host "$h" touch "$MARK"
@@ -302,7 +302,9 @@ bad_input() {
 
 @test "good --allow-host patterns are accepted (parsed, not run)" {
 	for h in example.com '*.example.com' example.com:8080 EXAMPLE.com \
-	    example.com. a-b.example_c.com localhost http://example.com \
+	    example.com. a-b.example_c.com http://example.com \
+	    localhost:8080 LOCALHOST.:8080 127.0.0.1:8080 '[::1]:8080' \
+	    http://localhost:8080/x 'https://[::1]/' '*.localhost' \
 	    https://registry.example.org/npm/ HTTPS://Example.com:8443/x \
 	    "$(printf 'a%.0s' $(seq 63)).example.com"; do
 		run --separate-stderr "$SBX" --sandbox host --dry-run \
@@ -310,6 +312,48 @@ bad_input() {
 		[ "$status" -eq 0 ] || { echo "$h: $status $stderr" >&2; return 1; }
 		[ ! -e "$MARK" ]
 	done
+}
+
+# The host's loopback without a port, on every backend and in a dry run:
+# one line that says what to write, exit 125, nothing run.
+@test "bad input: --allow-host localhost, 127.0.0.1, ::1, [::1] without a port" {
+	local h ex dry
+	for ex in "--sandbox host" "--backend bwrap" "--backend landlock" \
+	    "--backend seatbelt" "--sandbox auto"; do
+		for h in localhost 127.0.0.1 ::1 '[::1]' LocalHost localhost.; do
+			for dry in "" --dry-run; do
+				# shellcheck disable=SC2086 # the backend's two words
+				run --separate-stderr "$SBX" $ex $dry --allow-host "$h" \
+				    -- touch "$MARK" 3>&-
+				[ "$status" -eq 125 ] || { echo "$ex $h: $status" >&2; return 1; }
+				[ "$stderr" = "sbx: --allow-host $h: the host's loopback needs a port: write --allow-host localhost:PORT (that port alone)" ] || {
+					echo "$ex $h: $stderr" >&2
+					return 1
+				}
+				[ -z "$output" ] && [ ! -e "$MARK" ]
+			done
+		done
+	done
+}
+
+@test "bad input: --allow-host for the host's loopback: a bad port, the proxy's, too many" {
+	local h i many=()
+	for h in localhost:0 localhost:65536 localhost: 127.0.0.1:x '[::1]:' \
+	    '[::1]x' localhost:3128 127.0.0.1:3128; do
+		bad_input --allow-host "$h" touch "$MARK"
+	done
+	run --separate-stderr "$SBX" --sandbox host --allow-host localhost:3128 -- true
+	[ "$stderr" = "sbx: --allow-host localhost:3128: port 3128 is sbx's own proxy inside the sandbox" ]
+	for i in $(seq 17); do
+		many+=(--allow-host "localhost:$((8000 + i))")
+	done
+	bad_input "${many[@]}" touch "$MARK"
+	[ "$stderr" = "sbx: --allow-host localhost:8017: at most 16 ports of the host's loopback" ]
+	# the same port in three spellings is one port
+	run --separate-stderr "$SBX" --sandbox host "${many[@]:0:32}" \
+	    --allow-host 127.0.0.1:8001 --allow-host '[::1]:8001' -- true
+	[ "$status" -eq 0 ]
+	[ "$(kv allowed_local)" = "$(printf 'localhost:%s ' $(seq 8001 8016) | sed 's/ $//')" ]
 }
 
 @test "bad input: -e with an empty name" {

@@ -19,6 +19,8 @@
 #   race      paths swapped while sbx starts, links planted by earlier
 #             runs, on both Linux backends (t/race.py races)
 #   proxy     the --allow-host proxy
+#   loopback  --allow-host localhost:PORT: that one host loopback port, on
+#             bwrap (the relay) and Landlock (the supervisor), no other
 #   tty       sbx's own terminal, driven through a real pty (t/term.py)
 #   limits    --mem, --procs, --file-size, --cpu, and the usage keys
 #   everyday  real jobs (npm ci, go, cc, pytest, tar as root) under bwrap

@@ -143,20 +143,36 @@ assert "limit" not in r, r
 	for ex in "${mem_execs[@]}"; do
 		on "$ex" --mem 64M -- "$py" -c "$USE" 200 0
 		[ "$status" -ne 0 ]
+		# limit_mem says which mechanism held, as --probe does
+		[ "$(kv limit_mem)" = "$(printf '%s\n' "$probe" | sed -n 's/^limit_mem=//p')" ]
 		if [ "$cg_mem" = 1 ]; then
+			[[ "$(kv limit_mem)" == cgroup-v[12] ]]
 			[ "$(kv limit)" = memory ]
 			[ "$(kv mem_peak_kb)" -le $((64 * 1024)) ]
 			[ "$(kv mem_peak_kb)" -gt 0 ]
 		else
-			# RLIMIT_DATA: the allocation fails, the command says so
+			# RLIMIT_DATA: the allocation fails, the command says so;
+			# sbx cannot know it was the limit, so no limit=
+			[ "$(kv limit_mem)" = rlimit ]
 			[[ "$(kv stderr)" == *MemoryError* ]]
 			! kv_has mem_peak_kb || return 1
+			! kv_has limit || return 1
 		fi
 		# the same command fits under a larger limit
 		on "$ex" --mem 512M -- "$py" -c "$USE" 100 0
 		[ "$status" -eq 0 ]
 		! kv_has limit || return 1
+		[ -n "$(kv limit_mem)" ]
 	done
+	# no --mem, no limit_mem; JSON has it as a string
+	on "--sandbox host" -- true
+	! kv_has limit_mem || return 1
+	on "--sandbox host" --format json --mem 64M -- true
+	printf '%s' "$output" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+assert r["limit_mem"] in ("rlimit", "cgroup-v1", "cgroup-v2"), r
+'
 	pid_alive "$canary"
 }
 

@@ -471,6 +471,33 @@ print("\"" + out.replace("\\", "\\\\").replace("\"", "\\\"") + "\"")
 	    <<<"$profile" || false
 }
 
+@test "seatbelt: --allow-host localhost:PORT adds that port of the host's loopback, each once, no other" {
+	sb --no-protect --allow-host localhost:11434 --allow-host 127.0.0.1:11434 \
+	    --allow-host '[::1]:5432' --allow-host registry.example.org
+	port=$(grep -o ' HTTPS_PROXY=http://127\.0\.0\.1:[0-9]*' <<<"$launch" |
+	    sed 's/.*://')
+	[ -n "$port" ]
+	in_order "; network: only the proxy; servers listen for loopback only" \
+	    "(deny network-outbound)" \
+	    "(allow network-outbound (remote tcp \"localhost:$port\"))" \
+	    "; the host's loopback ports allowed (--allow-host localhost:PORT)" \
+	    "(allow network-outbound (remote tcp \"localhost:11434\"))" \
+	    "(allow network-outbound (remote tcp \"localhost:5432\"))"
+	[ "$(grep -c '^(allow network-outbound' <<<"$profile")" -eq 3 ]
+	! grep -q '(allow network-outbound (remote [a-z]* "localhost:\*"))' \
+	    <<<"$profile" || false
+	# the name the proxy checks is not a loopback port: no rule of its own
+	hasnt "registry.example.org"
+}
+
+@test "seatbelt: localhost without a port is refused before any profile" {
+	run --separate-stderr "$SBX" --backend seatbelt --dry-run -C "$ws" \
+	    --allow-host localhost -- true
+	[ "$status" -eq 125 ]
+	[ -z "$output" ]
+	[ "$stderr" = "sbx: --allow-host localhost: the host's loopback needs a port: write --allow-host localhost:PORT (that port alone)" ]
+}
+
 @test "seatbelt: --net has no network rules but keeps Unix sockets shut" {
 	sb --no-protect --net
 	hasnt "(deny network-outbound)"
