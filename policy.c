@@ -1443,7 +1443,7 @@ config_text(struct plist *l, const char *path, size_t *len)
  * includes, costs one read per depth).
  */
 static void
-config_read(const struct cfgwalk *from, const char *path, int include)
+config_parse(const struct cfgwalk *from, const char *path, int include)
 {
 	struct cfgwalk c = *from;
 	char *key, *text;
@@ -1459,6 +1459,21 @@ config_read(const struct cfgwalk *from, const char *path, int include)
 	c.include = include;
 	gitcfg_parse(text, len, config_entry, &c);
 	free(text);
+}
+
+/* SBX_TIMING: the time in git configs, an include counted once. */
+static int64_t config_us;
+static int config_depth;
+
+static void
+config_read(const struct cfgwalk *from, const char *path, int include)
+{
+	int64_t t = timing_on && config_depth == 0 ? timing_us() : 0;
+
+	config_depth++;
+	config_parse(from, path, include);
+	if (--config_depth == 0 && timing_on)
+		config_us += timing_us() - t;
 }
 
 /* A repository's config (or .gitmodules) at cfg, its worktree's top. */
@@ -1804,6 +1819,7 @@ compute_protected(const struct strv *w, const struct strv *cache,
     const char *home, struct plist *l)
 {
 	size_t i, j;
+	int64_t t;
 
 	l->home = home;
 	global_configs(l);
@@ -1838,8 +1854,11 @@ compute_protected(const struct strv *w, const struct strv *cache,
 	 * exposes .config/fish as much as a writable $HOME does. */
 	if (home == NULL)
 		return;
+	t = timing_on ? timing_us() : 0;
 	for (j = 0; home_files[j]; j++)
 		protect_in(l, w, home, home_files[j], PATH_MISSING);
+	if (timing_on)
+		timing_part("policy/home", timing_us() - t);
 }
 
 static int
@@ -1998,6 +2017,8 @@ policy_compile(const struct sbx_opts *o, struct policy *p, struct sbx_err *e)
 	plist_free(&prot);
 	p->r = l.r;
 	p->n = l.n;
+	if (timing_on)
+		timing_part("policy/gitcfg", config_us);
 	return 0;
 }
 

@@ -77,6 +77,19 @@ send_status(int kind, int step, int arg, int v)
 	proc_status(FD_STATUS, kind, step, arg, v);
 }
 
+/* SBX_TIMING: what part (TP_*) took since *t, to sbx; *t starts anew. */
+static void
+time_part(int part, int64_t *t)
+{
+	int64_t now;
+
+	if (!timing_on)
+		return;
+	now = timing_us();
+	send_status(ST_TIME, part, 0, (int)(now - *t));
+	*t = now;
+}
+
 /* The filter's listener: its refusals, for notify_refusals(); -1: none. */
 static int listener = -1;
 
@@ -100,6 +113,7 @@ load_seccomp(void)
 {
 	unsigned char buf[65536];
 	size_t n = 0;
+	int64_t t;
 	ssize_t r;
 
 	while (n < sizeof(buf) &&
@@ -118,8 +132,10 @@ load_seccomp(void)
 	 * the listener: the filter then goes in without one, and its refusals
 	 * fail with ENOSYS, unreported.
 	 */
+	t = timing_on ? timing_us() : 0;
 	if ((listener = seccomp_install(buf, n, 1)) >= 0) {
 		set_cloexec(listener);
+		time_part(TP_SECCOMP, &t);
 		return 0;
 	}
 	if (errno != EINVAL && errno != ENOSYS && errno != EPERM &&
@@ -275,9 +291,10 @@ run_command(char **cmd, char **envp, int tty)
 static int
 launched_by_sbx(void)
 {
-	struct status_msg_peek { char kind; char rest[7]; } m;
+	struct status_msg_peek { char kind, step, arg, pad; int32_t val; } m;
 	int type = 0, domain = 0;
 	socklen_t len = sizeof(type), dlen = sizeof(domain);
+	ssize_t n;
 
 	if (getsockopt(FD_STATUS, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
 	    type != SOCK_SEQPACKET)
@@ -290,8 +307,12 @@ launched_by_sbx(void)
 	(void)domain;
 	(void)dlen;
 #endif
-	return recv(FD_STATUS, &m, sizeof(m), MSG_DONTWAIT) >= 1 &&
-	    m.kind == ST_GO;
+	n = recv(FD_STATUS, &m, sizeof(m), MSG_DONTWAIT);
+	if (n < 1 || m.kind != ST_GO)
+		return 0;
+	/* sbx's SBX_TIMING: the shim reports its parts too (ST_TIME). */
+	timing_on = n == (ssize_t)sizeof(m) && m.val == 1;
+	return 1;
 }
 
 /* Whether --deny-read hides sbx itself, which must run inside. */
@@ -577,6 +598,7 @@ shim_main(int argc, char **argv)
 {
 	struct shim_opts so;
 	int i, st, step;
+	int64_t t;
 	pid_t pid;
 
 	if (!launched_by_sbx()) {
@@ -606,10 +628,12 @@ shim_main(int argc, char **argv)
 	if (so.bridge)
 		set_cloexec(FD_BRIDGE);
 #ifdef __linux__
+	t = timing_on ? timing_us() : 0;
 	if (so.mounts && check_mounts() < 0) {
 		send_status(ST_SETUP, STEP_MOUNTS, 0, errno);
 		return EXIT_SBX;
 	}
+	time_part(TP_MOUNTS, &t);
 #endif
 	if (reopen_all(argc, argv, i) < 0)
 		return EXIT_SBX;
@@ -618,10 +642,12 @@ shim_main(int argc, char **argv)
 		(void)close(FD_RESOLV);
 		(void)close(FD_HOSTS);
 	}
+	t = timing_on ? timing_us() : 0;
 	if ((step = confine(so.ro_dev, so.seccomp)) >= 0) {
 		send_status(ST_SETUP, step, 0, errno);
 		return EXIT_SBX;
 	}
+	time_part(TP_CONFINE, &t);
 #ifdef __linux__
 	/*
 	 * The refusals' thread, before anything can be refused and before
@@ -638,15 +664,20 @@ shim_main(int argc, char **argv)
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	/* The capture's sockets, before the bridge shares FD_BRIDGE. */
+	t = timing_on ? timing_us() : 0;
 	if (so.capture >= 0 && (!so.bridge ||
 	    netns_shim(FD_BRIDGE, so.capture) < 0)) {
 		send_status(ST_SETUP, STEP_CAPTURE, 0, errno);
 		return EXIT_SBX;
 	}
+	if (so.capture >= 0)
+		time_part(TP_CAPTURE, &t);
 	if (so.bridge && start_bridge() < 0) {
 		send_status(ST_SETUP, STEP_BRIDGE, 0, errno);
 		return EXIT_SBX;
 	}
+	if (so.bridge)
+		time_part(TP_BRIDGE, &t);
 	if ((step = job_setup(&so)) >= 0) {
 		send_status(ST_SETUP, step, 0, errno);
 		return EXIT_SBX;
