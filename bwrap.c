@@ -711,7 +711,7 @@ shim_args(const struct plan *pl, const struct bwrap_priv *bp,
 		/* The capture: the shim makes its sockets inside. */
 		strv_push(v, "--bridge");
 		strv_push(v, "--capture");
-		strv_pushf(v, "%d", NETNS_POOL);
+		strv_pushf(v, "%d", netns_pool(pl->o));
 	}
 	strv_push(v, "--wrapped-env");
 	if (pl->tty_fds)

@@ -471,6 +471,7 @@ void	 proxy_refused(struct proxy *, const char *, int, const char *);
 struct netns;
 char	*netns_resolv(void);
 char	*netns_hosts(const struct sbx_opts *);
+int	 netns_pool(const struct sbx_opts *);
 struct netns *netns_new(const struct host_pattern *, size_t);
 int	 netns_setup(struct netns *, const int *, size_t);
 size_t	 netns_fds(const struct netns *, int *, size_t);
