@@ -612,27 +612,49 @@ protect(struct plist *l, const struct strv *w, const char *path,
 }
 
 /*
- * Protect dir/name, dir resolved. Most candidates are plain names that
- * are missing or no symlink, and then dir/name is its own real path: one
- * lstat(2) instead of realpath(3), which reads every component's link.
+ * Protect dir/name, dir resolved. Most candidates are missing or have no
+ * symlink on the way, and then dir/name is its own real path: an
+ * lstat(2) of each component of name, up to the first missing one,
+ * instead of realpath(3), which reads the link of every component from
+ * / (70 of the 179 names of the home have a folder: .config/fish). What
+ * protect() decides for such a path is decided here the same way; a
+ * link anywhere goes to protect().
  */
 static void
 protect_in(struct plist *l, const struct strv *w, const char *dir,
     const char *name, enum path_type create)
 {
 	struct stat st;
-	char *p;
+	char *p, *s, *slash;
 
 	p = path_join(dir, name);
-	if (strchr(name, '/') != NULL)
-		protect(l, w, p, create, 0);
-	else if (lstat(p, &st) == 0) {
-		if (S_ISLNK(st.st_mode))
+	for (s = p + strlen(p) - strlen(name); ; s = slash + 1) {
+		if ((slash = strchr(s, '/')) != NULL)
+			*slash = '\0';
+		if (lstat(p, &st) < 0) {
+			/* Missing, in a folder that exists: held by name,
+			 * a placeholder only for the last component. */
+			if (slash != NULL)
+				*slash = '/';
+			if (errno == ENOENT)
+				hold_missing(l, w, p, slash ? PATH_MISSING :
+				    create);
+			break;
+		}
+		if (slash != NULL)
+			*slash = '/';
+		if (S_ISLNK(st.st_mode)) {
 			protect(l, w, p, create, 0);
-		else
+			break;
+		}
+		if (slash == NULL) {
 			hold(l, w, p, create);
-	} else if (errno == ENOENT)
-		hold_missing(l, w, p, create);
+			break;
+		}
+		/* A file on the way: nothing can be made below it. */
+		if (!S_ISDIR(st.st_mode))
+			break;
+	}
 	free(p);
 }
 
