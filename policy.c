@@ -196,6 +196,8 @@ struct plist {
 	struct remote	*remotes;	/* the remotes' URLs seen, rewritten
 					   once every config is read */
 	size_t		 nremotes;
+	struct strv	 plain;		/* folders protect_in() found to be
+					   no link: ~/.config, once */
 };
 
 /* The folder that holds path, absolute ("/" for "/x"): a new string. */
@@ -362,6 +364,7 @@ plist_free(struct plist *l)
 	free(l->config_err);
 	l->config_err = NULL;
 	strv_free(&l->rewrites);
+	strv_free(&l->plain);
 	while (l->nremotes > 0) {
 		l->nremotes--;
 		free(l->remotes[l->nremotes].url);
@@ -411,6 +414,17 @@ drop_under(struct strv *v, const struct strv *d)
 	v->n = n;
 	if (v->v != NULL)
 		v->v[n] = NULL;
+}
+
+static int
+strv_has(const struct strv *v, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (strcmp(v->v[i], path) == 0)
+			return 1;
+	return 0;
 }
 
 static void
@@ -631,6 +645,10 @@ protect_in(struct plist *l, const struct strv *w, const char *dir,
 	for (s = p + strlen(p) - strlen(name); ; s = slash + 1) {
 		if ((slash = strchr(s, '/')) != NULL)
 			*slash = '\0';
+		if (slash != NULL && strv_has(&l->plain, p)) {
+			*slash = '/';
+			continue;
+		}
 		if (lstat(p, &st) < 0) {
 			/* Missing, in a folder that exists: held by name,
 			 * a placeholder only for the last component. */
@@ -654,6 +672,9 @@ protect_in(struct plist *l, const struct strv *w, const char *dir,
 		/* A file on the way: nothing can be made below it. */
 		if (!S_ISDIR(st.st_mode))
 			break;
+		*slash = '\0';
+		strv_push(&l->plain, p);
+		*slash = '/';
 	}
 	free(p);
 }
