@@ -12,7 +12,7 @@ DESTDIR =
 
 OBJ = sbx.o util.o proc.o shim.o capture.o result.o policy.o bwrap.o \
 	seccomp.o landlock.o notify.o seatbelt.o proxy.o tty.o limits.o \
-	tmp.o cache.o netns.o gitcfg.o
+	tmp.o cache.o netns.o gitcfg.o timing.o
 
 # musl-gcc where installed and CC is not set (a small static binary), else
 # cc; -static except on macOS, which has no static libc. Plain POSIX make.

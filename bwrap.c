@@ -470,7 +470,7 @@ shim_args(const struct plan *pl, const struct bwrap_priv *bp,
 		/* The capture: the shim makes its sockets inside. */
 		strv_push(v, "--bridge");
 		strv_push(v, "--capture");
-		strv_pushf(v, "%d", NETNS_POOL);
+		strv_pushf(v, "%d", netns_pool(pl->o));
 		if ((nlocal = proxy_local_ports(pl->o->hosts, pl->o->nhosts,
 		    ports, LOCAL_MAX)) > 0) {
 			strv_push(v, "--local");

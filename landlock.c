@@ -815,6 +815,7 @@ confine(void *priv)
 {
 	const struct ll_plan *p = priv;
 	int rfd = FD_RULESET, saved;
+	int64_t t;
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return STEP_LANDLOCK;
@@ -826,8 +827,12 @@ confine(void *priv)
 	    0) < 0)
 		return STEP_CAPS;
 	/* The filter's listener goes to sbx, whose supervisor answers it. */
+	t = timing_on ? timing_us() : 0;
 	if ((rfd = seccomp_install(p->bpf, p->bpflen, 1)) < 0)
 		return STEP_SECCOMP;
+	if (timing_on)
+		proc_status(p->status_fd, ST_TIME, TP_SECCOMP, 0,
+		    (int)(timing_us() - t));
 	if (proc_give_fd(p->status_fd, rfd) < 0)
 		return STEP_SECCOMP;
 	close(rfd);

@@ -63,6 +63,27 @@ netns_resolv(void)
 	    NETNS_DNS);
 }
 
+/*
+ * How many listeners the run can need, so how many sockets the shim
+ * makes inside: each (name, port) takes one. A list without a wildcard
+ * allows its names alone, each pattern one name and its ports (two by
+ * default); a wildcard allows names without number: the whole pool. Each
+ * socket costs the launch its making and its close (about 7 us each).
+ */
+int
+netns_pool(const struct sbx_opts *o)
+{
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < o->nhosts && n < NETNS_POOL; i++) {
+		if (o->hosts[i].wildcard)
+			return NETNS_POOL;
+		n += o->hosts[i].port == 0 ? 2 : 1;
+	}
+	return n < NETNS_POOL ? n : NETNS_POOL;
+}
+
 /* localhost and its kin stay the sandbox's own loopback, allowed or not. */
 static int
 loopback_name(const char *w)

@@ -69,6 +69,7 @@ struct loop {
 	int64_t		 kill_at;
 	int64_t		 drain_at;
 	int64_t		 sweep_at;	/* no keeper's end by then: sweep */
+	int		 run_timed;	/* SBX_TIMING: "run" printed */
 };
 
 /* One status message; a packet socket keeps each whole. */
@@ -352,6 +353,7 @@ static void
 command(const struct run *r, int outw, int errw, int statusw, int *src)
 {
 	const struct launch *l = r->l;
+	int64_t t;
 	size_t i;
 	int hi;
 
@@ -378,8 +380,12 @@ command(const struct run *r, int outw, int errw, int statusw, int *src)
 	keep_only(l);
 	if (chdir(r->cwd) < 0)
 		child_fail(statusw, ST_SETUP, STEP_CHDIR, errno);
+	t = timing_on ? timing_us() : 0;
 	if (l->confine && (i = (size_t)l->confine(l->priv)) != 0)
 		child_fail(statusw, ST_SETUP, (int)i, errno);
+	if (timing_on && l->confine)
+		proc_status(statusw, ST_TIME, TP_CONFINE, 0,
+		    (int)(timing_us() - t));
 	exec_command(l->argv.v, l->envp.v);
 	child_fail(statusw, ST_EXEC, 0, errno);
 }
@@ -425,6 +431,7 @@ keeper(const struct run *r, pid_t parent, int outw, int errw, int statusw,
 	struct sigaction sa;
 	int ex[2], st, nul;
 	pid_t cmd, w;
+	int64_t t;
 	char c;
 
 	memset(&sa, 0, sizeof(sa));
@@ -443,6 +450,7 @@ keeper(const struct run *r, pid_t parent, int outw, int errw, int statusw,
 	/* The session's leader holds the terminal, the command its front. */
 	if (r->tty && tty_take(0) < 0)
 		child_fail(statusw, ST_SETUP, STEP_TTY, errno);
+	t = timing_on ? timing_us() : 0;
 	if (pipe2(ex, O_CLOEXEC) < 0 || (cmd = fork()) < 0)
 		child_fail(statusw, ST_SETUP, STEP_KEEPER, errno);
 	if (cmd == 0) {
@@ -472,6 +480,9 @@ keeper(const struct run *r, pid_t parent, int outw, int errw, int statusw,
 	while (read(4, &c, 1) < 0 && errno == EINTR && !sbx_gone)
 		;
 	close(4);
+	if (timing_on)
+		proc_status(statusw, ST_TIME, TP_FORK, 0,
+		    (int)(timing_us() - t));
 	proc_status(statusw, ST_STARTED, 0, 0, 0);
 	for (;;) {
 		if (sbx_gone)
@@ -568,7 +579,7 @@ status_socket(const struct launch *l, int st[2], struct sbx_err *e)
 #endif
 	/* What tells the shim it runs in a launch of sbx's (shim.c). */
 	if (l->flags & L_SHIM)
-		proc_status(st[0], ST_GO, 0, 0, 0);
+		proc_status(st[0], ST_GO, 0, 0, timing_on);
 	return 0;
 }
 
@@ -611,6 +622,8 @@ spawn(struct loop *lp, struct sbx_err *e)
 		return sbx_errf(e, ERR_SPAWN, "fork: %s", strerror(errno));
 	if (lp->pid == 0)
 		child(lp->r, parent, outp[1], errp[1], st[1], src);
+	if (timing_on)
+		timing_mark("spawn");
 	/*
 	 * The child calls setsid() rather than both sides setpgid(): a new
 	 * session also drops the controlling terminal (no TIOCSTI, no job
@@ -1006,14 +1019,22 @@ read_status(struct loop *lp)
 			close(lp->status);
 			lp->status = -1;
 			if (!(lp->r->l->flags & L_SHIM) && !lp->exec_errno &&
-			    !lp->setup_failed)
+			    !lp->setup_failed && !lp->started) {
 				lp->started = 1;
+				if (timing_on)
+					timing_mark("start");
+			}
 			return;
 		}
 		if ((size_t)n < sizeof(m))
 			continue;
 		switch (m.kind) {
-		case ST_STARTED: lp->started = 1; break;
+		case ST_STARTED:
+			lp->started = 1;
+			if (timing_on)
+				timing_mark("start");
+			break;
+		case ST_TIME: timing_reported(m.step, m.val); break;
 		case ST_EXEC:
 			lp->exec_errno = m.val ? m.val : EIO;
 			lp->started = 0;
@@ -1138,6 +1159,10 @@ on_deadlines(struct loop *lp, int64_t now)
 static void
 after_cmd(struct loop *lp, int64_t now)
 {
+	if (timing_on && cmd_done(lp) && !lp->run_timed) {
+		lp->run_timed = 1;
+		timing_mark("run");
+	}
 	if (!cmd_done(lp) || lp->killed)
 		return;
 	/*
@@ -1379,6 +1404,8 @@ proc_run(struct run *r, struct sbx_err *e)
 	while (!finished(&lp))
 		loop_once(&lp);
 	reap_all(&lp);
+	if (timing_on)
+		timing_mark("end");
 	fill_result(&lp);
 	if (!r->res->started && !r->res->timed_out && !r->res->aborted)
 		return start_error(&lp, e);

@@ -707,10 +707,16 @@ resolve_paths(const struct raw *raw)
 	resolve_all("--deny-write", &raw->deny_write, &opts.deny_write);
 	resolve_all("--deny-read", &raw->deny_read, &opts.deny_read);
 	resolve_all("--scope", &raw->scope, &opts.scope);
+	if (timing_on)
+		timing_mark("paths");
 	if (opts.cache.n > 0 && cache_prepare(&opts.cache, &opts.cache_root,
 	    &opts.cache_dirs, &e) < 0)
 		fail(&e, 1);
+	if (timing_on)
+		timing_mark("cache");
 	check_paths(raw);
+	if (timing_on)
+		timing_mark("check");
 }
 
 /* Before anything that could fail with a result: it goes where asked. */
@@ -1009,9 +1015,13 @@ plan(struct attempt *a, const struct policy *pol, struct sbx_err *e)
 	pl.bridge_fd = -1;
 	if (private_tmp(a, pol, &pl.tmpdir, e) < 0)
 		return -1;
+	if (timing_on)
+		timing_mark("tmp");
 	if (opts.net == NET_PROXY &&
 	    proxy_start(&opts, bridge, &a->proxy, e) < 0)
 		return -1;
+	if (timing_on)
+		timing_mark("proxy");
 	if (a->proxy && bridge)
 		pl.bridge_fd = proxy_bridge_fd(a->proxy);
 	else if (a->proxy)
@@ -1027,7 +1037,11 @@ plan(struct attempt *a, const struct policy *pol, struct sbx_err *e)
 	pl.tty_fds = tty_wanted(&opts);
 	pl.lim = lim;
 	a->l.be = a->be;
-	return a->be->build(&pl, &a->l, e);
+	if (a->be->build(&pl, &a->l, e) < 0)
+		return -1;
+	if (timing_on)
+		timing_mark("build");
+	return 0;
 }
 
 static void
@@ -1195,6 +1209,8 @@ run_once(struct attempt *a, struct run *r, struct exec_result *res,
 		tty_close(tty);
 		return -1;
 	}
+	if (timing_on)
+		timing_mark("prepare");
 	rc = proc_run(r, e);
 	tty_close(tty);
 	r->tty = NULL;
@@ -1266,6 +1282,8 @@ run_and_report(const struct policy *pol, const struct backend *be)
 		res.error_message = e.msg;
 		break;
 	}
+	if (timing_on)
+		timing_mark("finish");
 	rc = exit_status(&r, &e);
 	/* A result that cannot be delivered is sbx's failure: 125. */
 	if ((result_fd >= 0 || !opts.passthrough) &&
@@ -1273,6 +1291,8 @@ run_and_report(const struct policy *pol, const struct backend *be)
 		fprintf(stderr, "sbx: result: %s\n", strerror(errno));
 		rc = EXIT_SBX;
 	}
+	if (timing_on)
+		timing_mark("result");
 	result_free(&res);
 	attempt_free(&a);
 	return rc;
@@ -1355,11 +1375,15 @@ choose(struct policy *pol)
 	/* No sandbox, no file-system policy to compile. */
 	if (opts.mode != SANDBOX_HOST && policy_compile(&opts, pol, &e) < 0)
 		fail(&e, 1);
+	if (timing_on)
+		timing_mark("policy");
 	if ((be = select_row(backends, &reasons, &e)) == NULL &&
 	    (be = unconfined(&e)) == NULL)
 		fail(&e, 1);
 	if (limits_plan(&opts, &lim, &e) < 0)
 		fail(&e, 1);
+	if (timing_on)
+		timing_mark("select");
 	return be;
 }
 
@@ -1373,12 +1397,15 @@ main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], SHIM_ARG) == 0)
 		return shim_main(argc, argv);
+	timing_init();
 	hold_std_fds();
 	memset(&raw, 0, sizeof(raw));
 	memset(&pol, 0, sizeof(pol));
 	parse_args(argc, argv, &raw);
 	executor = opts.backend;
 	opts.self = self_path(argv[0]);
+	if (timing_on)
+		timing_mark("parse");
 	if (opts.probe) {
 		opts.root = realpath(".", NULL);
 		rc = probe();
@@ -1389,5 +1416,7 @@ main(int argc, char **argv)
 		rc = opts.dry_run ? dry(&pol, be) : run_and_report(&pol, be);
 	}
 	teardown(&raw, &pol);
+	if (timing_on)
+		timing_mark("cleanup");
 	return rc;
 }

@@ -350,6 +350,20 @@ int	 checked_elsewhere(const char *, const struct stat *,
 struct file_id;
 int	 checked_id(const char *, struct file_id *);
 
+/*
+ * timing.c: SBX_TIMING=1, a launch's phases on stderr. Callers test
+ * timing_on first, so an account that is off costs a branch per phase.
+ */
+enum time_part {
+	TP_MOUNTS, TP_CONFINE, TP_SECCOMP, TP_CAPTURE, TP_BRIDGE, TP_FORK,
+	NTPARTS
+};
+extern int timing_on;
+int64_t	 timing_us(void);
+void	 timing_init(void);
+void	 timing_mark(const char *);
+void	 timing_part(const char *, int64_t);
+void	 timing_reported(int, int64_t);
 /* gitcfg.c: each key (lower case but its subsection) and value of a git
  * config's text; value NULL for a key without "=". */
 void	 gitcfg_parse(const char *, size_t,
@@ -495,6 +509,7 @@ void	 proxy_refused(struct proxy *, const char *, int, const char *);
 struct netns;
 char	*netns_resolv(void);
 char	*netns_hosts(const struct sbx_opts *);
+int	 netns_pool(const struct sbx_opts *);
 struct netns *netns_new(const struct host_pattern *, size_t);
 int	 netns_setup(struct netns *, const int *, size_t, int *);
 size_t	 netns_nlocal(const struct netns *);
@@ -539,15 +554,17 @@ int	 proc_probe(const char *const *, char *, size_t);
  * proc.c: one message each, a kind, a step and a value.
  */
 enum status_kind {
-	ST_GO = 'G',		/* queued by sbx: this is a launch of its own */
+	ST_GO = 'G',		/* queued by sbx: this is a launch of its own;
+				   val 1: SBX_TIMING is on */
 	ST_STARTED = 'S',	/* the sandbox is up (the shim runs) */
 	ST_EXEC = 'E',		/* the command could not be executed: errno */
 	ST_SETUP = 'L',		/* a setup step failed: step, errno */
 	ST_WAIT = 'W',		/* the command's own wait status */
 	ST_FD = 'F',		/* a descriptor for the launch (take_fd); sbx
 				   answers ST_GO when it has its copy */
-	ST_DENIED = 'D'		/* the shim: the filter refused "OP DETAIL",
+	ST_DENIED = 'D',	/* the shim: the filter refused "OP DETAIL",
 				   the text after the message */
+	ST_TIME = 'T'		/* SBX_TIMING: part step (TP_*) took val us */
 };
 #define STATUS_TEXT_MAX	256	/* an ST_DENIED text, NUL included */
 #define DENIED_MAX	16	/* distinct refusals named in a result;

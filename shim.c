@@ -79,6 +79,19 @@ send_status(int kind, int step, int arg, int v)
 	proc_status(FD_STATUS, kind, step, arg, v);
 }
 
+/* SBX_TIMING: what part (TP_*) took since *t, to sbx; *t starts anew. */
+static void
+time_part(int part, int64_t *t)
+{
+	int64_t now;
+
+	if (!timing_on)
+		return;
+	now = timing_us();
+	send_status(ST_TIME, part, 0, (int)(now - *t));
+	*t = now;
+}
+
 /* The filter's listener, until sbx's supervisor has it; -1: none. */
 static int listener = -1;
 
@@ -102,6 +115,7 @@ load_seccomp(void)
 {
 	unsigned char buf[65536];
 	size_t n = 0;
+	int64_t t;
 	ssize_t r;
 
 	while (n < sizeof(buf) &&
@@ -120,12 +134,30 @@ load_seccomp(void)
 	 * 5.0, a sandbox around this one that took it) the launch fails:
 	 * sbx checked for it before, and never runs with less.
 	 */
+	t = timing_on ? timing_us() : 0;
 	if ((listener = seccomp_install(buf, n, 1)) < 0)
 		return -1;
 	set_cloexec(listener);
+	time_part(TP_SECCOMP, &t);
 	return 0;
 }
 #endif
+
+/*
+ * The capture's sockets (netns_shim()) take descriptors past 64, and a
+ * process with a second thread (the refusals') that grows its descriptor
+ * table waits out an RCU grace period in the kernel (expand_fdtable():
+ * 9-16 ms a launch here). Grown while the shim has one thread, it costs
+ * nothing; the kernel never shrinks it.
+ */
+static void
+reserve_fds(int nports)
+{
+	int fd = fcntl(FD_STATUS, F_DUPFD_CLOEXEC, 2 * (FD_MOUNTS + 3 + nports));
+
+	if (fd >= 0)
+		close(fd);
+}
 
 /* Before anything of the command's: devices, capabilities, filter. */
 static int
@@ -273,9 +305,10 @@ run_command(char **cmd, char **envp, int tty)
 static int
 launched_by_sbx(void)
 {
-	struct status_msg_peek { char kind; char rest[7]; } m;
+	struct status_msg_peek { char kind, step, arg, pad; int32_t val; } m;
 	int type = 0, domain = 0;
 	socklen_t len = sizeof(type), dlen = sizeof(domain);
+	ssize_t n;
 
 	if (getsockopt(FD_STATUS, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
 	    type != SOCK_SEQPACKET)
@@ -288,8 +321,12 @@ launched_by_sbx(void)
 	(void)domain;
 	(void)dlen;
 #endif
-	return recv(FD_STATUS, &m, sizeof(m), MSG_DONTWAIT) >= 1 &&
-	    m.kind == ST_GO;
+	n = recv(FD_STATUS, &m, sizeof(m), MSG_DONTWAIT);
+	if (n < 1 || m.kind != ST_GO)
+		return 0;
+	/* sbx's SBX_TIMING: the shim reports its parts too (ST_TIME). */
+	timing_on = n == (ssize_t)sizeof(m) && m.val == 1;
+	return 1;
 }
 
 /* Whether --deny-read hides sbx itself, which must run inside. */
@@ -579,6 +616,7 @@ shim_main(int argc, char **argv)
 {
 	struct shim_opts so;
 	int i, st, step;
+	int64_t t;
 	pid_t pid;
 
 	if (!launched_by_sbx()) {
@@ -608,10 +646,12 @@ shim_main(int argc, char **argv)
 	if (so.bridge)
 		set_cloexec(FD_BRIDGE);
 #ifdef __linux__
+	t = timing_on ? timing_us() : 0;
 	if (so.mounts && check_mounts() < 0) {
 		send_status(ST_SETUP, STEP_MOUNTS, 0, errno);
 		return EXIT_SBX;
 	}
+	time_part(TP_MOUNTS, &t);
 #endif
 	if (reopen_all(argc, argv, i) < 0)
 		return EXIT_SBX;
@@ -620,10 +660,14 @@ shim_main(int argc, char **argv)
 		(void)close(FD_RESOLV);
 		(void)close(FD_HOSTS);
 	}
+	t = timing_on ? timing_us() : 0;
 	if ((step = confine(so.ro_dev, so.seccomp)) >= 0) {
 		send_status(ST_SETUP, step, 0, errno);
 		return EXIT_SBX;
 	}
+	time_part(TP_CONFINE, &t);
+	if (so.capture >= 0)
+		reserve_fds(so.capture);
 	/*
 	 * The listener to sbx, before anything can be refused: sbx answers
 	 * the filter from now on. The shim keeps no copy: should sbx die,
@@ -641,15 +685,20 @@ shim_main(int argc, char **argv)
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	/* The capture's sockets, before the bridge shares FD_BRIDGE. */
+	t = timing_on ? timing_us() : 0;
 	if (so.capture >= 0 && (!so.bridge ||
 	    netns_shim(FD_BRIDGE, so.capture, so.local) < 0)) {
 		send_status(ST_SETUP, STEP_CAPTURE, 0, errno);
 		return EXIT_SBX;
 	}
+	if (so.capture >= 0)
+		time_part(TP_CAPTURE, &t);
 	if (so.bridge && start_bridge() < 0) {
 		send_status(ST_SETUP, STEP_BRIDGE, 0, errno);
 		return EXIT_SBX;
 	}
+	if (so.bridge)
+		time_part(TP_BRIDGE, &t);
 	if ((step = job_setup(&so)) >= 0) {
 		send_status(ST_SETUP, step, 0, errno);
 		return EXIT_SBX;

@@ -327,5 +327,10 @@ for a in (\"'"${ns:-192.0.2.53}"'\", \"1.1.1.1\", \"127.0.0.1\", \"198.18.0.1\")
 	printf '%s\n' "$output" | grep -q '^# resolver: 127.0.0.53:53 inside'
 	printf '%s\n' "$output" | grep -q '^# capture: allowed names resolve to addresses of 198.18.0.0/15'
 	printf '%s\n' "$output" | grep -q -- '--ro-bind-data 7 /etc/resolv.conf --ro-bind-data 8 /etc/hosts'
+	# One name on ports 80 and 443: two listeners, so two sockets.
+	printf '%s\n' "$output" | grep -q -- '--capture 2 '
+	run "$SBX" --backend bwrap --dry-run --allow-host "$NAME:8080" \
+	    --allow-host "*.$NAME" -- true
+	[ "$status" -eq 0 ]
 	printf '%s\n' "$output" | grep -q -- '--capture 64 '
 }
