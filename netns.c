@@ -77,6 +77,8 @@ netns_pool(const struct sbx_opts *o)
 	int n = 0;
 
 	for (i = 0; i < o->nhosts && n < NETNS_POOL; i++) {
+		if (o->hosts[i].local)
+			continue;	/* the relay's, not the capture's */
 		if (o->hosts[i].wildcard)
 			return NETNS_POOL;
 		n += o->hosts[i].port == 0 ? 2 : 1;

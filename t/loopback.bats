@@ -357,7 +357,7 @@ t_proxy() {
 	[ "$status" -eq 0 ]
 	[ "$(printf '%s\n' "$output" | grep -c '^# allowed_local ')" -eq 1 ]
 	[[ "$output" == *"# allowed_local localhost:8080: 127.0.0.1:8080 and [::1]:8080 inside are sbx's relay to the host's 127.0.0.1:8080 (then [::1]:8080); no other host port"* ]]
-	[[ "$output" == *" --capture 64 --local 1 "* ]]
+	[[ "$output" == *" --capture 0 --local 1 "* ]]
 	run --separate-stderr "$SBX" --backend landlock --dry-run \
 	    --allow-host 127.0.0.1:8080 -- true
 	[ "$status" -eq 0 ]
