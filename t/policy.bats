@@ -234,7 +234,15 @@ before() {
 	if is_root; then in_order --ro-bind / / --cap-add; fi
 	grep -qx -- --size <<<"$words"
 	before --tmpfs "$ws"
-	in_order --perms 1777 --tmpfs /tmp --bind-fd 10 "$ws"
+	# sbx itself, when it lives in /tmp (a clone there), is bound back
+	# over the tmpfs so that the shim can run
+	self=$(realpath "$SBX")
+	if [[ "$self" == /tmp/* ]]; then
+		in_order --perms 1777 --tmpfs /tmp --ro-bind "$self" "$self" \
+		    --bind-fd 10 "$ws"
+	else
+		in_order --perms 1777 --tmpfs /tmp --bind-fd 10 "$ws"
+	fi
 	grep -qxF "# shim checks: tmp - /tmp" <<<"$output"
 	grep -qx TMPDIR=/tmp <<<"$words"
 	# -e TMPDIR wins; --host-tmp: no tmpfs, the host's TMPDIR.
