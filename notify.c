@@ -277,6 +277,10 @@ struct sup {
 	pthread_t	 thread;
 	int		 running;
 	pthread_mutex_t	 lock;		/* denied, ndenied */
+	pthread_mutex_t	 slow_lock;	/* slow, nslow */
+	pthread_cond_t	 slow_done;
+	struct slow_open *slow;		/* FIFO opens that wait */
+	int		 nslow;
 	struct strv	 denied;
 	uint64_t	 ndenied;
 };
@@ -740,36 +744,154 @@ git_folder(const struct sup *s, const char *dir)
 	return 1;
 }
 
+/* The folder above dir (a resolved path), a git folder. */
+static int
+git_parent(const struct sup *s, const char *dir)
+{
+	char up[PATH_MAX];
+	const char *slash = strrchr(dir, '/');
+
+	if (slash == NULL || slash == dir || (size_t)(slash - dir) >=
+	    sizeof(up))
+		return 0;
+	memcpy(up, dir, (size_t)(slash - dir));
+	up[slash - dir] = '\0';
+	return git_folder(s, up);
+}
+
+#define CONFIG_MAX_	(1024 * 1024)	/* policy.c's bound on a git config */
+
+/* What git reads in a git folder as configuration or a pointer. */
+static int
+git_held_name(const char *name)
+{
+	return strcmp(name, "config") == 0 ||
+	    strcmp(name, "config.worktree") == 0 ||
+	    strcmp(name, "commondir") == 0 || strcmp(name, "gitdir") == 0;
+}
+
+/*
+ * A config in the folder dir (open, O_PATH) that may stand in a git
+ * folder: a regular file of one name, no one writing it (a read lease is
+ * granted only then), whose text holds no program. 1 when absent or so.
+ */
+static int
+config_ok_at(int dir, const char *name, char *why, size_t whysize)
+{
+	struct stat st;
+	char *text;
+	ssize_t len;
+	int fd, ok;
+
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT;
+	if (!S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    st.st_size > CONFIG_MAX_)
+		return 0;
+	if ((fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) < 0)
+		return 0;
+	if (fcntl(fd, F_SETSIG, SIGURG) < 0 ||
+	    fcntl(fd, F_SETLEASE, F_RDLCK) < 0) {
+		close(fd);
+		return 0;
+	}
+	text = xmalloc((size_t)st.st_size + 1);
+	len = pread(fd, text, (size_t)st.st_size + 1, 0);
+	ok = len == (ssize_t)st.st_size &&
+	    policy_git_config_ok(text, (size_t)len, why, whysize);
+	(void)fcntl(fd, F_SETLEASE, F_UNLCK);
+	close(fd);
+	free(text);
+	return ok;
+}
+
+/* A hooks folder that holds no hook: none, or a folder of *.sample. */
+static int
+hooks_ok_at(int dir)
+{
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+	int fd, ok = 1;
+
+	if (fstatat(dir, "hooks", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT;
+	if (!S_ISDIR(st.st_mode) || (fd = openat(dir, "hooks", O_RDONLY |
+	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    (d = fdopendir(fd)) == NULL)
+		return 0;
+	while (ok && (e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		    !ends_with(e->d_name, ".sample"))
+			ok = 0;
+	closedir(d);
+	return ok;
+}
+
+/*
+ * A HEAD made in a folder that had none makes it a git folder, whatever
+ * its name: git finds a bare repository, or a folder of HEAD, objects and
+ * refs, as well as a .git, and runs what its config and hooks say. So
+ * what it holds then is judged as it would have been had HEAD come
+ * first: a config and config.worktree whose text holds no program and
+ * that no one can write, a hooks folder of samples, no commondir or
+ * gitdir. A HEAD that is already there (git renames HEAD.lock over it)
+ * changes nothing.
+ */
+static enum zone
+head_zone(const struct sup *s, const char *dir, char *why, size_t whysize)
+{
+	int fd, ok;
+
+	if ((fd = open_root(s, dir, O_PATH | O_DIRECTORY)) < 0)
+		return Z_HELD;
+	ok = faccessat(fd, "HEAD", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+	    (faccessat(fd, "commondir", F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    errno == ENOENT &&
+	    faccessat(fd, "gitdir", F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    errno == ENOENT && hooks_ok_at(fd) &&
+	    config_ok_at(fd, "config", why, whysize) &&
+	    config_ok_at(fd, "config.worktree", why, whysize));
+	close(fd);
+	return ok ? Z_PERFORM : Z_HELD;
+}
+
 /*
  * A git folder made during the run is held as one that existed is: what
  * git outside reads as configuration or runs as code there cannot be made
- * but as git makes it. In a folder of a .git tree (.git itself, its
- * modules/ and worktrees/ folders): a hook other than a *.sample; config
- * and config.worktree, which only a rename of a file whose text holds no
- * program (Z_GITCONFIG) puts there; commondir and gitdir, which point git
- * at other folders; hooks, but as a folder made by mkdir(2); and no folder
- * moved in from elsewhere, whose hooks no one judged. Anywhere, a .git
- * that is not a folder made by mkdir(2): a pointer to a git folder, or a
- * folder that comes with hooks. dir is the folder's resolved path.
+ * but as git makes it. A git folder is one named .git or one with a HEAD,
+ * anywhere (a bare repository, a submodule's or a worktree's folder, a
+ * folder git would find by its HEAD, objects and refs). There: a hook
+ * other than a *.sample; config and config.worktree, which only a rename
+ * of a file whose text holds no program (Z_GITCONFIG) puts there;
+ * commondir and gitdir, which point git at other folders; hooks, but as a
+ * folder made by mkdir(2). A HEAD that makes a folder a git folder is
+ * judged by what the folder already holds (head_zone()). In a .git tree,
+ * no folder moved in from elsewhere, whose hooks no one judged. Anywhere,
+ * a .git that is not a folder made by mkdir(2): a pointer to a git
+ * folder, or a folder that comes with hooks. dir is the folder's resolved
+ * path.
  */
 static enum zone
-git_zone(const struct sup *s, const char *dir, const char *name, int how)
+git_zone(const struct sup *s, const char *dir, const char *name, int how,
+    char *why, size_t whysize)
 {
 	const char *base = strrchr(dir, '/') + 1;
+	int tree;
 
 	if (!s->hold_git || !(how & ZA_MAKE))
 		return Z_PERFORM;
 	if (strcmp(name, ".git") == 0)
 		return how & ZA_MKDIR ? Z_PERFORM : Z_HELD;
-	if (!ends_with(dir, "/.git") && strstr(dir, "/.git/") == NULL)
-		return Z_PERFORM;
-	if (how & ZA_MOVEDIR)
+	tree = ends_with(dir, "/.git") || strstr(dir, "/.git/") != NULL;
+	if (tree && how & ZA_MOVEDIR)
 		return Z_HELD;
-	if (strcmp(base, "hooks") == 0)
+	if (strcmp(base, "hooks") == 0 && (tree || git_parent(s, dir)))
 		return ends_with(name, ".sample") ? Z_PERFORM : Z_HELD;
-	if (strcmp(name, "config") && strcmp(name, "config.worktree") &&
-	    strcmp(name, "commondir") && strcmp(name, "gitdir") &&
-	    strcmp(name, "hooks"))
+	if (strcmp(name, "HEAD") == 0)
+		return head_zone(s, dir, why, whysize);
+	if (!git_held_name(name) && strcmp(name, "hooks") != 0)
 		return Z_PERFORM;
 	if (!git_folder(s, dir))
 		return Z_PERFORM;
@@ -780,21 +902,25 @@ git_zone(const struct sup *s, const char *dir, const char *name, int how)
 	return Z_GITCONFIG;
 }
 
-/* The same for a file that exists, by its resolved path: opened to write. */
+/*
+ * The same for a file that exists, by its resolved path: opened to write,
+ * linked, truncated. Its HEAD may be written: the folder is a git folder
+ * already.
+ */
 static enum zone
 git_file_zone(const struct sup *s, const char *path)
 {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], why[8];
 	const char *slash = strrchr(path, '/');
 	enum zone z;
 
 	if (!s->hold_git || slash == NULL || (size_t)(slash - path) >=
-	    sizeof(dir) || (!ends_with(path, "/.git") &&
-	    strstr(path, "/.git/") == NULL))
+	    sizeof(dir) || strcmp(slash + 1, "HEAD") == 0)
 		return Z_PERFORM;
 	memcpy(dir, path, (size_t)(slash - path));
 	dir[slash - path] = '\0';
-	z = git_zone(s, dir[0] ? dir : "/", slash + 1, ZA_MAKE);
+	z = git_zone(s, dir[0] ? dir : "/", slash + 1, ZA_MAKE, why,
+	    sizeof(why));
 	return z == Z_GITCONFIG ? Z_HELD : z;
 }
 
@@ -811,7 +937,7 @@ static enum zone
 zone_of(const struct sup *s, int pfd, const char *name, int how, char *full,
     size_t size)
 {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], why[256];
 	enum rule_kind k;
 	enum zone z;
 
@@ -835,9 +961,22 @@ zone_of(const struct sup *s, int pfd, const char *name, int how, char *full,
 	/* Removing or renaming a folder above an exception carries it off. */
 	if (how & ZA_AWAY && holds_exception(s, full))
 		return Z_HELD;
-	if ((z = git_zone(s, dir, name, how)) != Z_PERFORM)
+	why[0] = '\0';
+	if ((z = git_zone(s, dir, name, how, why, sizeof(why))) != Z_PERFORM) {
+		if (why[0] && strlen(full) + strlen(why) + 2 <= size) {
+			strcat(full, " ");
+			strcat(full, why);
+		}
 		return z;
-	if (s->own_mounts || s->ngranted == 0)
+	}
+	/*
+	 * Where Landlock grants writes the kernel could do the call itself,
+	 * but it reads the path again: a thread that swaps a folder on it
+	 * for a link meanwhile lands the call where nothing judged it. When
+	 * git folders made in the run are held, anything in a grant may be
+	 * one, so sbx performs it on what it judged.
+	 */
+	if (s->own_mounts || s->ngranted == 0 || s->hold_git)
 		return Z_PERFORM;
 	return landlock_writes(s, pfd) ? Z_LANDLOCK : Z_PERFORM;
 }
@@ -954,54 +1093,119 @@ open_flags(const struct req *q)
 	return q->flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC);
 }
 
-/* A FIFO's open waits for the other end: on a thread of its own. */
+/*
+ * A FIFO's open waits for the other end: on a thread of its own, so that
+ * the supervisor keeps serving. At most SLOW_MAX wait at once; one whose
+ * caller went away (killed, or its call interrupted by a signal) is woken
+ * by SIG_SLOW, which interrupts its open(2), and so is every one when the
+ * run ends.
+ */
+#define SLOW_MAX	64
+#define SIG_SLOW	(SIGRTMIN + 1)
+
 struct slow_open {
 	struct sup	*s;
 	struct req	 q;
 	int		 ofd;
+	pthread_t	 t;
+	volatile sig_atomic_t cancel;
+	struct slow_open *next;
 };
+
+static void
+slow_wake(int sig)
+{
+	(void)sig;
+}
 
 static void *
 slow_open_main(void *arg)
 {
-	struct slow_open *so = arg;
+	struct slow_open *so = arg, **pp;
+	struct sup *s = so->s;
 	char self[64];
-	int fd;
+	sigset_t one;
+	int fd = -1, err = EINTR;
 
+	sigemptyset(&one);
+	sigaddset(&one, SIG_SLOW);
+	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", so->ofd);
-	fd = open(self, open_flags(&so->q) | O_CLOEXEC | O_NOCTTY);
+	while (!so->cancel) {
+		fd = open(self, open_flags(&so->q) | O_CLOEXEC | O_NOCTTY);
+		if (fd >= 0 || errno != EINTR) {
+			err = errno;
+			break;
+		}
+	}
 	close(so->ofd);
 	if (fd < 0)
-		answer(so->s, &so->q, 0, errno);
+		answer(s, &so->q, 0, err);
 	else
-		give_fd(so->s, &so->q, fd, so->q.flags & O_CLOEXEC);
+		give_fd(s, &so->q, fd, so->q.flags & O_CLOEXEC);
+	pthread_mutex_lock(&s->slow_lock);
+	for (pp = &s->slow; *pp; pp = &(*pp)->next)
+		if (*pp == so) {
+			*pp = so->next;
+			break;
+		}
+	s->nslow--;
+	pthread_cond_broadcast(&s->slow_done);
+	pthread_mutex_unlock(&s->slow_lock);
 	free(so);
 	return NULL;
 }
 
-/*
- * Answer from another thread, so that this one keeps serving: the thread
- * shares this one's credentials and file-system context (pthreads are
- * made with CLONE_FS), and ends when the FIFO opens or the caller dies.
- */
+/* 0: answered from another thread; -1: cannot (EAGAIN: too many wait). */
 static int
 open_slowly(struct sup *s, const struct req *q, int ofd)
 {
 	pthread_attr_t attr;
-	struct slow_open *so = xmalloc(sizeof(*so));
-	pthread_t t;
+	struct slow_open *so;
 	int r;
 
+	pthread_mutex_lock(&s->slow_lock);
+	if (s->nslow >= SLOW_MAX) {
+		pthread_mutex_unlock(&s->slow_lock);
+		errno = EAGAIN;
+		return -1;
+	}
+	so = xcalloc(1, sizeof(*so));
 	so->s = s;
 	so->q = *q;
 	so->ofd = ofd;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	r = pthread_create(&t, &attr, slow_open_main, so);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	r = pthread_create(&so->t, &attr, slow_open_main, so);
 	pthread_attr_destroy(&attr);
-	if (r != 0)
+	if (r == 0) {
+		so->next = s->slow;
+		s->slow = so;
+		s->nslow++;
+	} else
 		free(so);
+	pthread_mutex_unlock(&s->slow_lock);
+	errno = r ? EAGAIN : 0;
 	return r == 0 ? 0 : -1;
+}
+
+static int still_valid(const struct sup *, const struct req *);
+
+/* Wake the waiting opens whose caller is gone, or all of them. */
+static void
+slow_wake_all(struct sup *s, int all)
+{
+	struct slow_open *so;
+
+	pthread_mutex_lock(&s->slow_lock);
+	for (so = s->slow; so; so = so->next) {
+		if (all || (!so->cancel && !still_valid(s, &so->q)))
+			so->cancel = 1;
+		if (so->cancel)
+			pthread_kill(so->t, SIG_SLOW);
+	}
+	pthread_mutex_unlock(&s->slow_lock);
 }
 
 static pid_t stat_field(pid_t, int);
@@ -1050,6 +1254,42 @@ existing_ok(const struct sup *s, const char *path)
 	return git_file_zone(s, path) == Z_PERFORM ? 0 : EACCES;
 }
 
+/*
+ * A device sbx may open for writing on the command's behalf under
+ * Landlock: those Landlock lets it open (sbx_devices), and a terminal's
+ * other end (--tty). Under bwrap, its /dev holds no other.
+ */
+static int
+device_ok(const struct stat *st)
+{
+	struct stat d;
+	unsigned maj = major(st->st_rdev);
+	size_t i;
+
+	if (!S_ISCHR(st->st_mode))
+		return 0;
+	if ((maj >= 136 && maj <= 143) || st->st_rdev == makedev(5, 2))
+		return 1;
+	for (i = 0; sbx_devices[i]; i++)
+		if (stat(sbx_devices[i], &d) == 0 && S_ISCHR(d.st_mode) &&
+		    d.st_rdev == st->st_rdev)
+			return 1;
+	return 0;
+}
+
+/* What the object ofd reached may be written: 0, or the errno. */
+static int
+object_ok(const struct sup *s, const char *path, const struct stat *st)
+{
+	if (S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode))
+		return 0;	/* no file's text: a pipe's, a socket's */
+	if (!s->own_mounts && (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)))
+		return device_ok(st) ? 0 : EACCES;
+	if (path[0] != '/')
+		return s->own_mounts ? 0 : EACCES;	/* anon_inode:[...] */
+	return existing_ok(s, path);
+}
+
 /* ofd (O_PATH), reached by the call, opened as it asks and handed over. */
 static void
 open_reached(struct sup *s, const struct req *q, int ofd)
@@ -1058,12 +1298,21 @@ open_reached(struct sup *s, const struct req *q, int ofd)
 	struct stat st;
 	int fd, err;
 
-	if (fd_path(ofd, path, sizeof(path)) < 0 || fstat(ofd, &st) < 0) {
+	/* A pipe, a socket, an anonymous inode: no path ("pipe:[N]"). */
+	if (fstat(ofd, &st) < 0) {
 		close(ofd);
 		refuse(s, q, q->path, EACCES);
 		return;
 	}
-	if ((err = existing_ok(s, path)) != 0) {
+	if (fd_path(ofd, path, sizeof(path)) < 0) {
+		if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+			close(ofd);
+			refuse(s, q, q->path, EACCES);
+			return;
+		}
+		path[0] = '\0';
+	}
+	if ((err = object_ok(s, path, &st)) != 0) {
 		close(ofd);
 		refuse(s, q, path, err);
 		return;
@@ -1073,9 +1322,13 @@ open_reached(struct sup *s, const struct req *q, int ofd)
 		ctty_open(s, q);
 		return;
 	}
-	if (S_ISFIFO(st.st_mode) && !(q->flags & O_NONBLOCK) &&
-	    open_slowly(s, q, ofd) == 0)
+	if (S_ISFIFO(st.st_mode) && !(q->flags & O_NONBLOCK)) {
+		if (open_slowly(s, q, ofd) == 0)
+			return;
+		close(ofd);
+		answer(s, q, 0, EAGAIN);
 		return;
+	}
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", ofd);
 	fd = open(self, open_flags(q) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	close(ofd);
@@ -1193,7 +1446,7 @@ do_tmpfile(struct sup *s, const struct req *q, int dirfd)
 	if (fd_path(dfd, path, sizeof(path)) < 0 ||
 	    (!s->own_mounts && decide(s, path) != RULE_WRITE)) {
 		refuse(s, q, path, EROFS);
-	} else if (!s->own_mounts && landlock_writes(s, dfd)) {
+	} else if (!s->own_mounts && !s->hold_git && landlock_writes(s, dfd)) {
 		go_on(s, q);
 	} else if ((fd = openat(dfd, ".", q->flags | O_CLOEXEC, mode)) < 0) {
 		answer(s, q, 0, errno);
@@ -1263,15 +1516,17 @@ entry_how(const struct req *q)
 
 /*
  * The target's own descriptor reopened (/proc/self/fd/N, /dev/stdout):
- * under Landlock the kernel judges it again; under bwrap sbx reopens it
- * through the target's /proc and judges what it reached.
+ * sbx reopens it through the target's /proc and judges what it reached.
+ * Under Landlock the kernel may judge it again when no git folder made in
+ * the run is held: a file that Landlock lets write is then one that sbx
+ * would let write (a held one is outside every grant).
  */
 static void
 reopen_own(struct sup *s, const struct req *q, int fd)
 {
 	int ofd;
 
-	if (!s->own_mounts) {
+	if (!s->own_mounts && !s->hold_git) {
 		go_on(s, q);
 		return;
 	}
@@ -1311,9 +1566,15 @@ one_entry(struct sup *s, const struct req *q, int dirfd)
 		return;
 	}
 	if (q->c->op == OP_OPEN && strncmp(q->path, "/proc/", 6) == 0) {
-		/* Landlock judges it; bwrap's /proc is read-only whole. */
+		/* bwrap's /proc is read-only whole; Landlock grants no write
+		 * below /proc but through a link there to a file elsewhere
+		 * (/proc/self/fd/N/name, /proc/PID/cwd/name), which it judges
+		 * by where the file is: in a grant, even a held git folder
+		 * made in the run. */
 		if (s->own_mounts)
 			answer(s, q, 0, EROFS);
+		else if (s->hold_git)
+			refuse(s, q, q->path, EACCES);
 		else
 			go_on(s, q);
 		return;
@@ -1397,7 +1658,6 @@ link_fd(struct sup *s, const struct req *q, int src, int dirfd2)
 	close(p2);
 }
 
-#define CONFIG_MAX	(1024 * 1024)	/* policy.c's bound on a git config */
 #define RENAME_EXCHANGE_	2
 
 /*
@@ -1425,7 +1685,7 @@ config_rename(struct sup *s, const struct req *q, int p1, const char *n1,
 		return;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
-	    st.st_size > CONFIG_MAX ||
+	    st.st_size > CONFIG_MAX_ ||
 	    fcntl(fd, F_SETSIG, SIGURG) < 0 ||
 	    fcntl(fd, F_SETLEASE, F_RDLCK) < 0)
 		goto out;
@@ -2871,6 +3131,7 @@ sup_main(void *arg)
 	struct pollfd p[2];
 	struct req *q;
 	char text[STATUS_TEXT_MAX];
+	int n;
 
 	if (become_command(s) < 0)
 		return NULL;	/* every trapped call then fails: ENOSYS */
@@ -2880,11 +3141,15 @@ sup_main(void *arg)
 	p[1].fd = s->stop[0];
 	p[1].events = POLLIN;
 	for (;;) {
-		if (poll(p, 2, -1) < 0) {
+		if ((n = poll(p, 2, s->nslow ? 500 : -1)) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
+		if (s->nslow)
+			slow_wake_all(s, 0);
+		if (n == 0)
+			continue;
 		if (p[1].revents)
 			break;
 		if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL))
@@ -2970,6 +3235,8 @@ notify_new(const struct sup_conf *cf)
 	s->scope = cf->scope;
 	s->listener = s->stop[0] = s->stop[1] = s->root = -1;
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->slow_lock, NULL);
+	pthread_cond_init(&s->slow_done, NULL);
 	return s;
 }
 
@@ -2983,9 +3250,13 @@ notify_start(struct sup *s, int listener, pid_t child)
 {
 	sigset_t all, old;
 	uint64_t fl = FD_SYNC_WAKE_UP;
-
+	struct sigaction sa;
 	char path[64];
 
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = slow_wake;	/* no SA_RESTART: open(2) returns */
+	sigemptyset(&sa.sa_mask);
+	(void)sigaction(SIG_SLOW, &sa, NULL);
 	if (s->running || pipe(s->stop) < 0) {
 		close(listener);
 		return;
@@ -3015,6 +3286,25 @@ notify_stop(struct sup *s)
 	(void)!write(s->stop[1], "x", 1);
 	pthread_join(s->thread, NULL);
 	s->running = 0;
+	/* No FIFO open outlives the run: each answers, then ends. */
+	pthread_mutex_lock(&s->slow_lock);
+	while (s->nslow > 0) {
+		struct timespec t;
+
+		pthread_mutex_unlock(&s->slow_lock);
+		slow_wake_all(s, 1);
+		pthread_mutex_lock(&s->slow_lock);
+		clock_gettime(CLOCK_REALTIME, &t);
+		t.tv_nsec += 50 * 1000 * 1000;
+		if (t.tv_nsec >= 1000000000L) {
+			t.tv_sec++;
+			t.tv_nsec -= 1000000000L;
+		}
+		if (s->nslow > 0)
+			(void)pthread_cond_timedwait(&s->slow_done,
+			    &s->slow_lock, &t);
+	}
+	pthread_mutex_unlock(&s->slow_lock);
 	close(s->stop[0]);
 	close(s->stop[1]);
 	close(s->listener);
@@ -3053,6 +3343,8 @@ notify_free(struct sup *s)
 	free(s->bound);
 	strv_free(&s->denied);
 	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->slow_lock);
+	pthread_cond_destroy(&s->slow_done);
 	free(s);
 }
 

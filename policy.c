@@ -190,6 +190,8 @@ struct plist {
 	struct seen	 configs;	/* the git configs read */
 	const char	*home;		/* resolved, or NULL */
 	int		 sweep;		/* earlier placeholders are removed */
+	struct strv	 marked;	/* folders that held an earlier
+					   version's mark (sweep_stale()) */
 	char		*memo_dir;	/* real_dir()'s last folder */
 	char		*memo_real;	/* and its real path, or NULL */
 	struct strv	 globals;	/* the user's and system's git configs */
@@ -372,6 +374,7 @@ plist_free(struct plist *l)
 	l->memo_dir = l->memo_real = NULL;
 	strv_free(&l->rewrites);
 	strv_free(&l->plain);
+	strv_free(&l->marked);
 	while (l->nremotes > 0) {
 		l->nremotes--;
 		free(l->remotes[l->nremotes].url);
@@ -488,29 +491,98 @@ held_above(const struct plist *l, const char *path)
 }
 
 /*
+ * The names an earlier version held as empty folders although they name
+ * files: no one else makes a folder .envrc or .mcp.json, so one that is
+ * empty is that version's mark.
+ */
+static const char *const stale_marks[] = {
+	".envrc", ".gitmodules", ".mcp.json", "opencode.json", NULL
+};
+
+static int
+is_mark(const char *name)
+{
+	size_t i;
+
+	for (i = 0; stale_marks[i]; i++)
+		if (strcmp(name, stale_marks[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* name in dfd is an empty folder. */
+static int
+empty_dir_at(int dfd, const char *name)
+{
+	struct dirent *de;
+	int fd, n = 0;
+	DIR *d;
+
+	if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) < 0)
+		return 0;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	return n == 0;
+}
+
+/* The folder dfd holds a mark, as an empty folder: an earlier run's. */
+static int
+marked(int dfd)
+{
+	size_t i;
+
+	for (i = 0; stale_marks[i]; i++)
+		if (empty_dir_at(dfd, stale_marks[i]))
+			return 1;
+	return 0;
+}
+
+/*
  * An earlier version's placeholder at path (an empty folder or file that
  * it made for a missing name, left behind when that run was killed),
  * removed when no live run of that version still holds it: those runs
  * keep a shared lock on the placeholder's folder while they live. Never
- * hooks or config, which a repository keeps empty on its own. 1 when it
- * is gone.
+ * hooks or config, which a repository keeps empty on its own. An empty
+ * folder a user may keep on purpose (.vscode, .idea, .claude, ...) only
+ * in a folder that holds that version's mark as well (stale_marks, seen
+ * in l->marked): a user's own empty .vscode stays. 1 when it is gone.
  */
 static int
-sweep_stale(const char *path, enum path_type create)
+sweep_stale(struct plist *l, const char *path, enum path_type create)
 {
 	const char *name = strrchr(path, '/') + 1;
 	struct stat st;
 	char *dir;
-	int dfd, fd, gone = 0;
+	int dfd, fd, gone = 0, git;
 
 	if (strcmp(name, "hooks") == 0 || strcmp(name, "config") == 0 ||
 	    !is_placeholder(path, create))
 		return 0;
 	dir = parent_dir(path);
+	git = strcmp(strrchr(dir, '/') ? strrchr(dir, '/') : dir, "/.git") ==
+	    0;
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(dir);
-	if (dfd < 0)
+	if (dfd < 0) {
+		free(dir);
 		return 0;
+	}
+	if (create == PATH_DIR && !git && !is_mark(name) &&
+	    !strv_has(&l->marked, dir) && !marked(dfd)) {
+		free(dir);
+		close(dfd);
+		return 0;
+	}
+	if (create == PATH_DIR && !git && is_mark(name) &&
+	    !strv_has(&l->marked, dir))
+		strv_push(&l->marked, dir);
+	free(dir);
 	if (flock(dfd, LOCK_EX | LOCK_NB) == 0) {
 		/* rmdir(2) removes only an empty folder: nothing the user
 		 * put there since is lost. A file is read again, unlinked
@@ -541,7 +613,7 @@ hold(struct plist *l, const struct strv *w, const char *real,
 	/* A placeholder of an earlier version's, swept: a missing name.
 	 * Only at its own name: never what a link there points to. */
 	if (create != PATH_MISSING && by_name && l->sweep &&
-	    sweep_stale(real, create)) {
+	    sweep_stale(l, real, create)) {
 		push_unique(&l->missing, real);
 		return;
 	}

@@ -63,7 +63,12 @@ commondir_attack() {
 	need "$b"
 	sb "$b" "$@" -- sh -c '
 		mkdir evil && cp -r .git/objects .git/refs .git/HEAD evil/ || exit 10
-		printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" "$1" >evil/config || exit 11
+		# evil has a HEAD: a git folder, whose config is held too
+		printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" "$1" \
+		    >evil/config 2>/dev/null && exit 11
+		rm evil/HEAD &&
+		    printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" "$1" \
+		    >evil/config && cp .git/HEAD evil/ 2>/dev/null && exit 12
 		echo ../evil > .git/commondir 2>/dev/null
 		exit 0' sh "$out/fsmonitor-ran"
 	[ "$status" -eq 0 ]

@@ -146,6 +146,193 @@ raise SystemExit(14)" || exit $?
 	done
 }
 
+@test "hold: a git folder by any name is held: bare repositories, HEAD-found folders" {
+	for b in $backends; do
+		rm -rf "${ws:?}"/* "$ws"/.git
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" -- sh -c '
+			git init -q --bare b.git || exit 10
+			echo x > b.git/hooks/pre-receive 2>/dev/null && exit 11
+			git -C b.git config core.fsmonitor "touch pwned" \
+			    2>/dev/null && exit 12
+			# config (and hooks) first, HEAD after: judged then
+			mkdir -p src/objects src/refs src/hooks
+			printf "[core]\n\tfsmonitor = touch pwned\n" > src/config
+			echo "ref: refs/heads/main" > src/HEAD 2>/dev/null && exit 13
+			mv src/config src/c && echo x > src/hooks/post-checkout
+			ln -s ../refs src/HEAD 2>/dev/null && exit 14
+			rm src/hooks/post-checkout
+			echo "gitdir: /x" > src/commondir
+			echo "ref: refs/heads/main" > src/HEAD 2>/dev/null && exit 15
+			rm src/commondir
+			# an open writer of the config: no lease, no HEAD
+			printf "[core]\n\tbare = true\n" > src/config
+			exec 4>>src/config
+			echo "ref: refs/heads/main" > src/HEAD 2>/dev/null && exit 16
+			exec 4>&-
+			echo "ref: refs/heads/main" > src/HEAD || exit 17
+			echo "[alias] x = !touch pwned" >> src/config 2>/dev/null &&
+			    exit 18
+			echo x > src/hooks/pre-commit 2>/dev/null && exit 19
+			# a new repository'"'"'s submodule folder, config first
+			git init -q r && mkdir -p r/.git/modules/m || exit 20
+			printf "[core]\n\tfsmonitor = touch pwned\n" > r/.git/modules/m/config
+			echo "ref: refs/heads/main" > r/.git/modules/m/HEAD \
+			    2>/dev/null && exit 21
+			# controls: a HEAD-less folder keeps its config writable,
+			# a push into the bare repository made here works
+			mkdir plain && echo "[x] y = z" > plain/config &&
+			    echo more >> plain/config || exit 22
+			git -C r -c user.email=a@b -c user.name=a commit -q \
+			    --allow-empty -m one && git -C r push -q ../b.git HEAD:main ||
+			    exit 23
+			echo ok'
+		[ "$(kv exit_code)" = 0 ] || { echo "$b: $(kv exit_code) $(kv stderr)"; false; }
+		kv denied | grep -q "open $ws/src/HEAD core.fsmonitor"
+		[ ! -e "$ws/b.git/hooks/pre-receive" ]
+		[ "$(git -C "$ws/b.git" log --format=%s main)" = one ]
+		# Outside, git in each of them runs nothing the command left.
+		git -C "$ws/b.git" status >/dev/null 2>&1 || true
+		(cd "$ws/src" && git status >/dev/null 2>&1) || true
+		(cd "$ws/b.git" && git fsck >/dev/null 2>&1) || true
+		[ ! -e "$ws/pwned" ] && [ ! -e "$ws/src/pwned" ] &&
+		    [ ! -e "$ws/b.git/pwned" ]
+	done
+}
+
+@test "hold: a held git file is not reached through the command's descriptors or /proc" {
+	for b in $backends; do
+		rm -rf "${ws:?}"/* "$ws"/.git
+		# In a subfolder: one that Landlock grants whole.
+		mkdir -p "$ws/sub"
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" -- sh -c '
+			cd sub && git init -q r && echo plain > f || exit 10
+			python3 -c "
+import os, sys
+def tries(path, flags):
+    try:
+        os.close(os.open(path, flags))
+        return True
+    except OSError:
+        return False
+W = os.O_WRONLY | os.O_APPEND
+c = os.open(\"r/.git/config\", os.O_RDONLY)
+d = os.open(\"r/.git\", os.O_RDONLY)
+f = os.open(\"f\", os.O_RDONLY)
+bad = [p for p in (\"/proc/self/fd/%d\" % c, \"/dev/fd/%d\" % c,
+    \"/proc/self/fd/%d/config\" % d, \"/proc/%d/cwd/r/.git/config\" % os.getpid(),
+    \"/proc/thread-self/fd/%d\" % c) if tries(p, W)]
+if bad: sys.exit(\"reached: %s\" % bad)
+# controls: an ordinary file and a pipe reopened to write
+if not tries(\"/proc/self/fd/%d\" % f, W): sys.exit(\"file refused\")
+r, w = os.pipe()
+os.dup2(w, 9)
+with open(\"/dev/fd/9\", \"w\") as p: p.write(\"x\")
+if os.read(r, 1) != b\"x\": sys.exit(\"pipe\")
+" || exit 11
+			echo out > /dev/stdout && echo err > /dev/stderr || exit 12
+			echo ok'
+		[ "$(kv exit_code)" = 0 ] || { echo "$b: $(kv exit_code) $(kv stderr)"; false; }
+		[ "$(kv stdout)" = 'out\nok\n' ] && [ "$(kv stderr)" = 'err\n' ]
+		! grep -q fsmonitor "$ws/sub/r/.git/config"
+	done
+}
+
+@test "hold: a folder swapped for a link mid-call lands nothing in a git folder" {
+	# The swapper runs outside too, where no supervisor slows it: the
+	# window between sbx's judging a path and the kernel's reading it
+	# again (were the call let go on) is then wide.
+	for b in $backends; do
+		rm -rf "${ws:?}"/* "$ws"/.git
+		mkdir -p "$ws/sub"
+		python3 -c '
+import os, sys, time
+os.chdir(sys.argv[1])
+stop = time.time() + 6
+while time.time() < stop and not os.path.exists("stop"):
+    try:
+        os.mkdir("x")
+        time.sleep(0.0002)
+        os.rmdir("x")
+        os.symlink("r/.git/hooks", "x")
+        time.sleep(0.0002)
+        os.unlink("x")
+    except OSError:
+        pass
+' "$ws/sub" &
+		swapper=$!
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" -t 60s -- sh -c '
+			cd sub && git init -q r || exit 10
+			python3 -c "
+import os, time
+stop = time.time() + 3
+made = breached = 0
+while time.time() < stop:
+    try:
+        os.close(os.open(\"x/pre-commit\", os.O_WRONLY | os.O_CREAT, 0o755))
+        made += 1
+    except OSError:
+        continue
+    if os.path.lexists(\"r/.git/hooks/pre-commit\"):
+        breached += 1
+        break
+    try:
+        os.unlink(\"x/pre-commit\")
+    except OSError:
+        pass
+print(made, breached)
+"'
+		touch "$ws/sub/stop"
+		wait "$swapper" || true
+		[ "$(kv exit_code)" = 0 ] || { echo "$b: $(kv exit_code) $(kv stderr)"; false; }
+		# The control: files were made in x while it was a folder.
+		set -- $(kvdec stdout)
+		echo "$b: made $1, landed in hooks $2"
+		[ "$1" -gt 0 ] && [ "$2" = 0 ]
+		[ -z "$(ls "$ws/sub/r/.git/hooks" | grep -v '\.sample$')" ]
+	done
+}
+
+@test "hold: FIFO opens that wait are bounded, and end with their caller" {
+	for b in $backends; do
+		rm -rf "${ws:?}"/*
+		mkfifo "$ws/p"
+		# 100 writers wait for a reader that never comes; at most 64
+		# wait in sbx at once, the rest are told EAGAIN. Killed with
+		# the run at its timeout, nothing is left waiting.
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" -t 4s -- sh -c '
+			for i in $(seq 100); do
+				(sh -c "exec 3>p" 2>/dev/null || echo refused >> log) &
+			done
+			sleep 2
+			echo "$(wc -l < log)" > count
+			wait'
+		[ "$(kv timed_out)" = 1 ] || { echo "$b: $(kv exit_code) $(kv stderr)"; false; }
+		[ "$(cat "$ws/count")" -ge 36 ]
+		[ "$(cat "$ws/count")" -le 100 ]
+		# A waiting open whose caller is gone is let go of: 3 rounds
+		# of 50 openers killed leave sbx as few threads as one round.
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" -t 30s -- sh -c '
+			for r in 1 2 3; do
+				for i in $(seq 50); do
+					timeout 0.3 sh -c "exec 3>p" &
+				done
+				wait
+			done
+			sleep 1.5
+			for i in $(seq 60); do
+				(sh -c "exec 3>p; sleep 1" 2>/dev/null ||
+				    echo refused >> log2) &
+			done
+			sleep 0.5
+			cat p
+			wait
+			test -e log2 && exit 9
+			echo ok'
+		[ "$(kv exit_code)" = 0 ] || { echo "$b: $(kv exit_code) $(kv stderr)"; false; }
+		[ "$(kv stdout)" = 'ok\n' ]
+	done
+}
+
 @test "hold: sbx killed at any point leaves the folder as the command left it" {
 	home="$BATS_TEST_TMPDIR/home"
 	mkdir -p "$home/.config"
@@ -188,15 +375,24 @@ raise SystemExit(14)" || exit $?
 	[ ! -e "$ws/.git/modules" ] && [ ! -e "$ws/.git/.git" ]
 	[ ! -e "$ws/.git/worktrees" ] && [ ! -e "$ws/.git/config.worktree" ]
 	[ "$(cat "$ws/.claude/notes")" = mine ]	# not empty: the user's
+	# A user's own empty .vscode, with no folder .envrc or .mcp.json
+	# beside it (the earlier version's mark), stays.
+	mkdir "$ws/.zed" "$ws/.cursor"
+	for b in $backends; do
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" -- true
+		[ "$(kv exit_code)" = 0 ]
+	done
+	[ -d "$ws/.zed" ] && [ -d "$ws/.cursor" ]
+	rmdir "$ws/.cursor"
 	# A live run of the earlier version holds its folder's lock (shared).
-	mkdir "$ws/.zed"
+	mkdir "$ws/.mcp.json"
 	flock -s "$ws" sleep 3 &
 	sleep 0.3
 	run --separate-stderr "$SBX" -C "$ws" -- true
-	[ -d "$ws/.zed" ]
+	[ -d "$ws/.zed" ] && [ -d "$ws/.mcp.json" ]
 	wait
 	run --separate-stderr "$SBX" -C "$ws" -- true
-	[ ! -e "$ws/.zed" ]
+	[ ! -e "$ws/.zed" ] && [ ! -e "$ws/.mcp.json" ]
 }
 
 @test "hold: without user notification bwrap refuses to run, and says why" {
