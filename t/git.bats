@@ -64,11 +64,15 @@ commondir_attack() {
 	sb "$b" "$@" -- sh -c '
 		mkdir evil && cp -r .git/objects .git/refs .git/HEAD evil/ || exit 10
 		# evil has a HEAD: a git folder, whose config is held too
+		# (unless --no-protect); config first, the HEAD after it is
+		# judged by it then
 		printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" "$1" \
-		    >evil/config 2>/dev/null && exit 11
-		rm evil/HEAD &&
-		    printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" "$1" \
-		    >evil/config && cp .git/HEAD evil/ 2>/dev/null && exit 12
+		    >evil/config 2>/dev/null || {
+			rm evil/HEAD &&
+			    printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" \
+			    "$1" >evil/config || exit 11
+			cp .git/HEAD evil/ 2>/dev/null && exit 12
+		}
 		echo ../evil > .git/commondir 2>/dev/null
 		exit 0' sh "$out/fsmonitor-ran"
 	[ "$status" -eq 0 ]
