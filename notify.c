@@ -463,6 +463,7 @@ open_in(int dir, const char *path, int flags)
 static int
 fd_path(int fd, char *out, size_t size)
 {
+	struct stat st;
 	char link[64];
 	ssize_t n;
 	size_t dl = sizeof(" (deleted)") - 1;
@@ -471,7 +472,10 @@ fd_path(int fd, char *out, size_t size)
 	if ((n = readlink(link, out, size - 1)) <= 0 || out[0] != '/')
 		return errno = ENOENT, -1;
 	out[n] = '\0';
-	if ((size_t)n > dl && strcmp(out + n - dl, " (deleted)") == 0)
+	/* The kernel's mark of a removed file, unless the name is the
+	 * file's own ("x (deleted)" is a name anyone may give). */
+	if ((size_t)n > dl && strcmp(out + n - dl, " (deleted)") == 0 &&
+	    fstat(fd, &st) == 0 && st.st_nlink == 0)
 		out[n - dl] = '\0';
 	return 0;
 }
@@ -727,36 +731,59 @@ ends_with(const char *s, const char *end)
 	return n >= e && strcmp(s + n - e, end) == 0;
 }
 
-/* dir (a resolved path) is a git folder: .git, or one that has a HEAD. */
+/*
+ * The folder dfd (open), whose resolved path is dir, is a git folder:
+ * .git, or one that has a HEAD. What cannot be looked at is taken for
+ * one: a command that made a folder above unsearchable must not make its
+ * holds go away.
+ */
 static int
-git_folder(const struct sup *s, const char *dir)
+git_folder_at(int dfd, const char *dir)
 {
-	char head[PATH_MAX];
-	int fd;
+	struct stat st;
 
 	if (ends_with(dir, "/.git"))
 		return 1;
-	if (snprintf(head, sizeof(head), "%s/HEAD", dir) >= (int)sizeof(head))
-		return 0;
-	if ((fd = open_root(s, head, O_PATH | O_NOFOLLOW)) < 0)
-		return 0;
-	close(fd);
-	return 1;
+	if (fstatat(dfd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return 1;
+	return errno != ENOENT;
 }
 
-/* The folder above dir (a resolved path), a git folder. */
+/* The same by path alone, resolved in the sandbox's root. */
 static int
-git_parent(const struct sup *s, const char *dir)
+git_folder(const struct sup *s, const char *dir)
+{
+	int fd, r;
+
+	if (ends_with(dir, "/.git"))
+		return 1;
+	if ((fd = open_root(s, dir, O_PATH | O_DIRECTORY)) < 0)
+		return errno != ENOENT && errno != ENOTDIR;
+	r = git_folder_at(fd, dir);
+	close(fd);
+	return r;
+}
+
+/* The folder above dfd (dir), a git folder. */
+static int
+git_parent(const struct sup *s, int dfd, const char *dir)
 {
 	char up[PATH_MAX];
 	const char *slash = strrchr(dir, '/');
+	int fd, r;
 
 	if (slash == NULL || slash == dir || (size_t)(slash - dir) >=
 	    sizeof(up))
 		return 0;
 	memcpy(up, dir, (size_t)(slash - dir));
 	up[slash - dir] = '\0';
-	return git_folder(s, up);
+	if (dfd < 0)
+		return git_folder(s, up);
+	if ((fd = openat(dfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return 1;
+	r = git_folder_at(fd, up);
+	close(fd);
+	return r;
 }
 
 #define CONFIG_MAX_	(1024 * 1024)	/* policy.c's bound on a git config */
@@ -840,11 +867,16 @@ hooks_ok_at(int dir)
  * changes nothing.
  */
 static enum zone
-head_zone(const struct sup *s, const char *dir, char *why, size_t whysize)
+head_zone(const struct sup *s, int dfd, const char *dir, char *why,
+    size_t whysize)
 {
 	int fd, ok;
 
-	if ((fd = open_root(s, dir, O_PATH | O_DIRECTORY)) < 0)
+	if (dfd >= 0)
+		fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
+	else
+		fd = open_root(s, dir, O_PATH | O_DIRECTORY);
+	if (fd < 0)
 		return Z_HELD;
 	ok = faccessat(fd, "HEAD", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
 	    (faccessat(fd, "commondir", F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
@@ -874,8 +906,8 @@ head_zone(const struct sup *s, const char *dir, char *why, size_t whysize)
  * path.
  */
 static enum zone
-git_zone(const struct sup *s, const char *dir, const char *name, int how,
-    char *why, size_t whysize)
+git_zone(const struct sup *s, int dfd, const char *dir, const char *name,
+    int how, char *why, size_t whysize)
 {
 	const char *base = strrchr(dir, '/') + 1;
 	int tree;
@@ -887,13 +919,13 @@ git_zone(const struct sup *s, const char *dir, const char *name, int how,
 	tree = ends_with(dir, "/.git") || strstr(dir, "/.git/") != NULL;
 	if (tree && how & ZA_MOVEDIR)
 		return Z_HELD;
-	if (strcmp(base, "hooks") == 0 && (tree || git_parent(s, dir)))
+	if (strcmp(base, "hooks") == 0 && (tree || git_parent(s, dfd, dir)))
 		return ends_with(name, ".sample") ? Z_PERFORM : Z_HELD;
 	if (strcmp(name, "HEAD") == 0)
-		return head_zone(s, dir, why, whysize);
+		return head_zone(s, dfd, dir, why, whysize);
 	if (!git_held_name(name) && strcmp(name, "hooks") != 0)
 		return Z_PERFORM;
-	if (!git_folder(s, dir))
+	if (dfd >= 0 ? !git_folder_at(dfd, dir) : !git_folder(s, dir))
 		return Z_PERFORM;
 	if (strcmp(name, "hooks") == 0)
 		return how & ZA_MKDIR ? Z_PERFORM : Z_HELD;
@@ -919,7 +951,7 @@ git_file_zone(const struct sup *s, const char *path)
 		return Z_PERFORM;
 	memcpy(dir, path, (size_t)(slash - path));
 	dir[slash - path] = '\0';
-	z = git_zone(s, dir[0] ? dir : "/", slash + 1, ZA_MAKE, why,
+	z = git_zone(s, -1, dir[0] ? dir : "/", slash + 1, ZA_MAKE, why,
 	    sizeof(why));
 	return z == Z_GITCONFIG ? Z_HELD : z;
 }
@@ -962,7 +994,8 @@ zone_of(const struct sup *s, int pfd, const char *name, int how, char *full,
 	if (how & ZA_AWAY && holds_exception(s, full))
 		return Z_HELD;
 	why[0] = '\0';
-	if ((z = git_zone(s, dir, name, how, why, sizeof(why))) != Z_PERFORM) {
+	if ((z = git_zone(s, pfd, dir, name, how, why, sizeof(why))) !=
+	    Z_PERFORM) {
 		if (why[0] && strlen(full) + strlen(why) + 2 <= size) {
 			strcat(full, " ");
 			strcat(full, why);
@@ -3141,7 +3174,7 @@ sup_main(void *arg)
 	p[1].fd = s->stop[0];
 	p[1].events = POLLIN;
 	for (;;) {
-		if ((n = poll(p, 2, s->nslow ? 500 : -1)) < 0) {
+		if ((n = poll(p, 2, s->nslow ? 100 : -1)) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;

@@ -928,7 +928,7 @@ static const char *const git_program_keys[] = {
 	"guitool.*.cmd", "imap.tunnel", "sendemail.sendmailcmd",
 	"sendemail.*.sendmailcmd", "instaweb.httpd", "instaweb.modulepath",
 	"lfs.customtransfer.*.path", "lfs.extension.*.clean",
-	"lfs.extension.*.smudge", NULL
+	"lfs.extension.*.smudge", "hook.*.command", NULL
 };
 
 /*

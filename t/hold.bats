@@ -199,6 +199,54 @@ raise SystemExit(14)" || exit $?
 	done
 }
 
+@test "hold: a git folder's holds stay under odd names, unsearchable folders, config hooks" {
+	for b in $backends; do
+		rm -rf "${ws:?}"/* "$ws"/.git
+		run --separate-stderr "$SBX" --backend "$b" -C "$ws" -- sh -c '
+			# a name that ends as the kernel marks a removed file
+			mkdir Y "Y (deleted)" && D="Y (deleted)" || exit 10
+			mkdir "$D/objects" "$D/refs" "$D/hooks" || exit 11
+			echo "ref: refs/heads/main" > "$D/HEAD" || exit 12
+			printf "[alias]\n\tst = !touch pwned\n" > "$D/config" \
+			    2>/dev/null && exit 13
+			echo x > "$D/hooks/pre-receive" 2>/dev/null && exit 14
+			rmdir Y
+			# hooks defined in config (git 2.54)
+			git init -q h || exit 15
+			printf "[hook \"x\"]\n\tevent = pre-commit\n\tcommand = touch pwned\n" \
+			    > h/.git/c.lock && mv h/.git/c.lock h/.git/config \
+			    2>/dev/null && exit 16
+			# a folder above made unsearchable while a descriptor of
+			# the git folder is kept (nobody has no DAC override)
+			mkdir -p A/G/objects A/G/refs &&
+			    echo "ref: refs/heads/main" > A/G/HEAD || exit 17
+			python3 -c "
+import os, sys
+d = os.open(\"A/G\", os.O_RDONLY | os.O_DIRECTORY)
+os.chmod(\"A\", 0)
+made = []
+for name in (\"config\", \"hooks\"):
+    try:
+        if name == \"hooks\":
+            os.mkdir(\"hooks\", dir_fd=d)
+            os.close(os.open(\"hooks/pre-receive\", os.O_WRONLY | os.O_CREAT,
+                0o755, dir_fd=d))
+        else:
+            os.close(os.open(name, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d))
+        made.append(name)
+    except OSError:
+        pass
+os.chmod(\"A\", 0o755)
+sys.exit(\"made %s\" % made if made else 0)
+" || exit 18
+			echo ok'
+		[ "$(kv exit_code)" = 0 ] || { echo "$b: $(kv exit_code) $(kv stderr)"; false; }
+		[ ! -e "$ws/Y (deleted)/config" ] && [ ! -e "$ws/A/G/config" ]
+		! grep -q hook "$ws/h/.git/config"
+		kv denied | grep -q "hook.x.command"
+	done
+}
+
 @test "hold: a held git file is not reached through the command's descriptors or /proc" {
 	for b in $backends; do
 		rm -rf "${ws:?}"/* "$ws"/.git
