@@ -257,6 +257,20 @@ read_line(const char *path, char *buf, size_t size)
 	return 0;
 }
 
+/* The folder d holds nothing but "." and ".."; d is closed. */
+static int
+dir_empty(DIR *d)
+{
+	struct dirent *de;
+	int n = 0;
+
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	return n == 0;
+}
+
 /*
  * What a placeholder of this kind holds: an empty folder, an empty file,
  * or (PATH_OTHER) a file that reads "." (git's commondir naming its own
@@ -265,10 +279,8 @@ read_line(const char *path, char *buf, size_t size)
 static int
 is_placeholder(const char *path, enum path_type create)
 {
-	struct dirent *de;
 	struct stat st;
 	char buf[4];
-	int n = 0;
 	DIR *d;
 
 	if (stat(path, &st) == -1)
@@ -281,11 +293,7 @@ is_placeholder(const char *path, enum path_type create)
 		return st.st_size == 0;
 	if (!S_ISDIR(st.st_mode) || (d = opendir(path)) == NULL)
 		return 0;
-	while ((de = readdir(d)) != NULL)
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			n++;
-	closedir(d);
-	return n == 0;
+	return dir_empty(d);
 }
 
 /* 1 when path was walked at depth or less; else noted at depth, 0. */
@@ -514,8 +522,7 @@ is_mark(const char *name)
 static int
 empty_dir_at(int dfd, const char *name)
 {
-	struct dirent *de;
-	int fd, n = 0;
+	int fd;
 	DIR *d;
 
 	if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
@@ -525,11 +532,7 @@ empty_dir_at(int dfd, const char *name)
 		close(fd);
 		return 0;
 	}
-	while ((de = readdir(d)) != NULL)
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			n++;
-	closedir(d);
-	return n == 0;
+	return dir_empty(d);
 }
 
 /* The folder dfd holds a mark, as an empty folder: an earlier run's. */
