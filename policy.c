@@ -204,6 +204,25 @@ struct plist {
 	size_t		 nremotes;
 	struct strv	 plain;		/* folders protect_in() found to be
 					   no link: ~/.config, once */
+	const char	*list_under;	/* protect_in() reads the folders
+					   below this one whole (the home) */
+	struct listing	*lists;		/* the folders it read */
+	size_t		 nlists;
+};
+
+/*
+ * A folder's entries as one readdir(3) found them, sorted, with their
+ * types: the home's ~190 candidates are looked up here instead of by
+ * ~190 lstat(2) calls, most of them of missing names. A folder that
+ * cannot be read whole (unreadable, more than LIST_MAX entries, a type
+ * readdir does not give) is not listed (ok 0): its names are looked at
+ * one by one, as before.
+ */
+#define LIST_MAX	4096
+struct listing {
+	char		*dir;
+	int		 ok;
+	struct strv	 ents;		/* each its DT_ type, then its name */
 };
 
 /* The folder that holds path, absolute ("/" for "/x"): a new string. */
@@ -383,6 +402,13 @@ plist_free(struct plist *l)
 	strv_free(&l->rewrites);
 	strv_free(&l->plain);
 	strv_free(&l->marked);
+	for (i = 0; i < l->nlists; i++) {
+		strv_free(&l->lists[i].ents);
+		free(l->lists[i].dir);
+	}
+	free(l->lists);
+	l->lists = NULL;
+	l->nlists = 0;
 	while (l->nremotes > 0) {
 		l->nremotes--;
 		free(l->remotes[l->nremotes].url);
@@ -760,6 +786,83 @@ protect(struct plist *l, const struct strv *w, const char *path,
 	free(dir);
 }
 
+static int
+ent_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a + 1, *(char *const *)b + 1);
+}
+
+/* dir's listing, read now or before. */
+static const struct listing *
+listing_of(struct plist *l, const char *dir)
+{
+	struct listing *li;
+	struct dirent *de;
+	char buf[NAME_MAX + 2];
+	size_t i;
+	DIR *d;
+
+	for (i = 0; i < l->nlists; i++)
+		if (strcmp(l->lists[i].dir, dir) == 0)
+			return &l->lists[i];
+	l->lists = xrealloc(l->lists, (l->nlists + 1) * sizeof(*l->lists));
+	li = &l->lists[l->nlists++];
+	memset(li, 0, sizeof(*li));
+	li->dir = xstrdup(dir);
+	if ((d = opendir(dir)) == NULL)
+		return li;
+	li->ok = 1;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_type == DT_UNKNOWN || li->ents.n >= LIST_MAX) {
+			li->ok = 0;
+			break;
+		}
+		buf[0] = (char)de->d_type;
+		snprintf(buf + 1, sizeof(buf) - 1, "%s", de->d_name);
+		strv_push(&li->ents, buf);
+	}
+	closedir(d);
+	if (li->ok && li->ents.n > 1)
+		qsort(li->ents.v, li->ents.n, sizeof(char *), ent_cmp);
+	return li;
+}
+
+/*
+ * lstat(2) of path, for what protect_in() asks of it (whether it exists,
+ * is a link, a folder): from its folder's listing below list_under, else
+ * of the path itself. Only st_mode's type is set from a listing.
+ */
+static int
+probe(struct plist *l, char *path, struct stat *st)
+{
+	const struct listing *li;
+	char *slash = strrchr(path, '/'), key[NAME_MAX + 2], *k = key, **hit;
+	unsigned char t;
+
+	if (l->list_under == NULL || slash == NULL || slash == path ||
+	    strlen(slash + 1) > NAME_MAX)
+		return lstat(path, st);
+	*slash = '\0';
+	li = path_under(path, l->list_under) ? listing_of(l, path) : NULL;
+	*slash = '/';
+	if (li == NULL || !li->ok)
+		return lstat(path, st);
+	key[0] = 0;
+	strcpy(key + 1, slash + 1);
+	hit = li->ents.n > 0 ? bsearch(&k, li->ents.v, li->ents.n,
+	    sizeof(char *), ent_cmp) : NULL;
+	if (hit == NULL) {
+		errno = ENOENT;
+		return -1;
+	}
+	t = (unsigned char)(*hit)[0];
+	memset(st, 0, sizeof(*st));
+	st->st_mode = t == DT_DIR ? S_IFDIR : t == DT_LNK ? S_IFLNK :
+	    t == DT_REG ? S_IFREG : t == DT_FIFO ? S_IFIFO :
+	    t == DT_SOCK ? S_IFSOCK : t == DT_CHR ? S_IFCHR : S_IFBLK;
+	return 0;
+}
+
 /*
  * Protect dir/name, dir resolved. Most candidates are missing or have no
  * symlink on the way, and then dir/name is its own real path: an
@@ -784,7 +887,7 @@ protect_in(struct plist *l, const struct strv *w, const char *dir,
 			*slash = '/';
 			continue;
 		}
-		if (lstat(p, &st) < 0) {
+		if (probe(l, p, &st) < 0) {
 			/* Missing, in a folder that exists: held by name. */
 			if (slash != NULL)
 				*slash = '/';
@@ -2086,8 +2189,10 @@ compute_protected(const struct strv *w, const struct strv *cache,
 	if (home == NULL)
 		return;
 	t = timing_on ? timing_us() : 0;
+	l->list_under = home;
 	for (j = 0; home_files[j]; j++)
 		protect_in(l, w, home, home_files[j], PATH_MISSING);
+	l->list_under = NULL;
 	if (timing_on)
 		timing_part("policy/home", timing_us() - t);
 }
