@@ -614,7 +614,9 @@ caps_drop(uint64_t keep, int lock)
 		for (cap = 0; cap < 64; cap++) {
 			if (keep >> cap & 1)
 				continue;
-			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0)
+			/* Reading is cheap; a drop commits new credentials. */
+			if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 0 ||
+			    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0)
 				continue;
 			/* EINVAL: past the kernel's last capability. EPERM: no
 			 * CAP_SETPCAP (a container may withhold it); no_new_privs
