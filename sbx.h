@@ -578,6 +578,7 @@ void	 proc_status(int, int, int, int, int);
 void	 proc_status_text(int, int, const char *);
 int	 proc_give_fd(int, int);
 void	 proc_signals_default(void);
+pid_t	 proc_spawn_shared(int (*)(void *), void *);
 int	 proc_wait_report(pid_t, int, int);
 int64_t	 proc_tree_cpu_ms(void);
 

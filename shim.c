@@ -294,6 +294,21 @@ run_command(char **cmd, char **envp, int tty)
 	_exit(errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
 }
 
+/* The command's start in the shim's memory (proc_spawn_shared()). */
+struct command_start {
+	char	**argv;
+	char	**envp;
+};
+
+static int
+command_child(void *arg)
+{
+	struct command_start *c = arg;
+
+	run_command(c->argv, c->envp, 0);
+	return EXIT_SBX;
+}
+
 /*
  * Started by sbx as part of a launch, or not at all. Run by hand, the
  * shim would run its command with no sandbox, no result and no warning,
@@ -473,35 +488,60 @@ read_checks(struct strv *c)
 
 /* The mount point and rw flag of each line of /proc/self/mountinfo. */
 struct mnt {
-	char	*path;
+	char	*path;		/* in the table's buffer */
 	int	 rw;
 };
 
+/*
+ * The whole table in one buffer (*buf, freed by the caller), read with
+ * read(2) and cut up in place: no stdio, no copy of each line.
+ */
 static size_t
-read_mounts(struct mnt **out)
+read_mounts(struct mnt **out, char **buf)
 {
-	char line[8192], *f[7], *p;
+	char *b = NULL, *line, *next, *f[7], *p;
+	size_t len = 0, cap = 0, n = 0, max = 0;
 	struct mnt *m = NULL;
-	size_t n = 0;
-	FILE *fp;
-	int k;
+	ssize_t r;
+	int fd, k;
 
-	if ((fp = fopen("/proc/self/mountinfo", "re")) == NULL)
+	*buf = NULL;
+	if ((fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)) < 0)
 		return 0;
-	while (fgets(line, sizeof(line), fp) != NULL) {
+	for (;;) {
+		if (cap - len < 4096)
+			b = xrealloc(b, cap = 2 * cap + 16384);
+		if ((r = read(fd, b + len, cap - len - 1)) < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	if (r < 0 || b == NULL) {
+		free(b);
+		return 0;
+	}
+	b[len] = '\0';
+	for (line = b; *line != '\0'; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
 		for (k = 0, p = line; k < 7 && p != NULL; k++)
-			f[k] = strsep(&p, " \n");
+			f[k] = strsep(&p, " ");
 		if (k < 7 || f[5] == NULL)
 			continue;
 		unescape(f[4]);
-		m = xrealloc(m, (n + 1) * sizeof(*m));
-		m[n].path = xstrdup(f[4]);
+		if (n == max)
+			m = xrealloc(m, (max = 2 * max + 64) * sizeof(*m));
+		m[n].path = f[4];
 		m[n].rw = strncmp(f[5], "rw", 2) == 0 &&
 		    (f[5][2] == ',' || f[5][2] == '\0');
 		n++;
 	}
-	fclose(fp);
 	*out = m;
+	*buf = b;
 	return n;
 }
 
@@ -532,11 +572,12 @@ check_mounts(void)
 	struct strv c = { NULL, 0, 0 };
 	unsigned long long dev, ino;
 	struct mnt *m = NULL;
+	char *table = NULL;
 	struct stat st;
 	size_t n = 0, i, j;
 	int fd, ok = 1, rw;
 
-	if (read_checks(&c) < 0 || (n = read_mounts(&m)) == 0)
+	if (read_checks(&c) < 0 || (n = read_mounts(&m, &table)) == 0)
 		ok = 0;
 	for (i = 0; ok && i < n; i++)
 		if (m[i].rw && !path_under(m[i].path, "/dev") &&
@@ -564,9 +605,8 @@ check_mounts(void)
 		if (ok && (i == (size_t)-1 || m[i].rw != rw))
 			ok = 0;
 	}
-	for (i = 0; i < n; i++)
-		free(m[i].path);
 	free(m);
+	free(table);
 	strv_free(&c);
 	if (!ok)
 		errno = EXDEV;
@@ -614,6 +654,7 @@ job_setup(const struct shim_opts *so)
 int
 shim_main(int argc, char **argv)
 {
+	struct command_start cmd;
 	struct shim_opts so;
 	int i, st, step;
 	int64_t t;
@@ -704,12 +745,21 @@ shim_main(int argc, char **argv)
 		return EXIT_SBX;
 	}
 	send_status(ST_STARTED, 0, 0, 0);
-	if ((pid = fork()) < 0) {
+	cmd.argv = argv + i + 1;
+	cmd.envp = command_env(so.wrapped);
+	/* With a terminal the child changes its signals' handling before
+	 * its exec (tty_foreground()): forked. */
+#ifdef __linux__
+	if (!so.tty)
+		pid = proc_spawn_shared(command_child, &cmd);
+	else
+#endif
+	if ((pid = fork()) == 0)
+		run_command(cmd.argv, cmd.envp, so.tty);
+	if (pid < 0) {
 		send_status(ST_EXEC, 0, 0, errno);
 		return EXIT_SBX;
 	}
-	if (pid == 0)
-		run_command(argv + i + 1, command_env(so.wrapped), so.tty);
 	if (so.tty) {
 		/* Both sides, as a shell does: whichever runs first. */
 		setpgid(pid, pid);
