@@ -615,8 +615,16 @@ limits_child(const struct limits *lim)
 	for (i = 0; i < lim->nrl; i++) {
 		r.rlim_cur = lim->rl[i].cur;
 		r.rlim_max = lim->rl[i].max;
+#ifdef __linux__
+		/* The kernel's own call: libc's setrlimit() may fall back to
+		 * signalling each of its threads, and this child can share
+		 * sbx's memory (proc_spawn_shared()). */
+		if (prlimit(0, lim->rl[i].res, &r, NULL) < 0)
+			return -1;
+#else
 		if (setrlimit(lim->rl[i].res, &r) < 0)
 			return -1;
+#endif
 	}
 	return 0;
 }
