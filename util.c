@@ -452,10 +452,23 @@ char *
 self_path(const char *argv0)
 {
 	char *self;
-
 #ifdef __linux__
+	char buf[PATH_MAX];
+	struct stat a, b;
+	ssize_t n;
+
+	/* The kernel's link is already absolute and resolved: one call, not
+	 * realpath(3)'s one per component. It names this very file, or
+	 * (moved, deleted) nothing is trusted. */
 	(void)argv0;
-	self = realpath("/proc/self/exe", NULL);
+	self = NULL;
+	if ((n = readlink("/proc/self/exe", buf, sizeof(buf) - 1)) > 0 &&
+	    buf[0] == '/') {
+		buf[n] = '\0';
+		if (stat("/proc/self/exe", &a) == 0 && stat(buf, &b) == 0 &&
+		    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+			self = xstrdup(buf);
+	}
 #else
 	self = strchr(argv0, '/') ? realpath(argv0, NULL) :
 	    find_program(argv0, NULL);
