@@ -17,6 +17,11 @@ victim (write, scope), or in the folder denied (deny: found by its
 descriptor, under whichever name it has). Prints one line: runs=N
 hits=H ran=R (the command started) refused=F (exit 125: a link refused,
 a path changed while sbx started, or the shim's mount check failed)
+
+With RACE_NO_OPENAT2=1 in the environment, sbx runs under a seccomp
+filter of the test's own that answers openat2(2) with ENOSYS, as a kernel
+before 5.6 does: sbx's one-call path check then falls back to its walk,
+component by component, which must hold the same.
 """
 import ctypes
 import os
@@ -35,6 +40,30 @@ def racer(ws, name):
     at = -100  # AT_FDCWD
     while True:
         libc.renameat2(at, a, at, b, RENAME_EXCHANGE)
+
+
+def no_openat2():
+    """In the child before exec: openat2 (437 on x86_64 and aarch64)
+    answers ENOSYS; every other call is let through."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    insns = [(0x20, 0, 0, 0),             # A = nr
+             (0x15, 0, 1, 437),           # nr == openat2 ?
+             (0x06, 0, 0, 0x50000 | 38),  # ERRNO | ENOSYS
+             (0x06, 0, 0, 0x7fff0000)]    # ALLOW
+
+    class Insn(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8),
+                    ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort),
+                    ("filter", ctypes.POINTER(Insn))]
+
+    arr = (Insn * len(insns))(*[Insn(*i) for i in insns])
+    prog = Prog(len(insns), arr)
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or \
+            libc.prctl(22, 2, ctypes.byref(prog), 0, 0) != 0:
+        os._exit(99)
 
 
 def main():
@@ -76,7 +105,9 @@ def main():
     try:
         while time.monotonic() < end:
             r = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True)
+                               stderr=subprocess.DEVNULL, text=True,
+                               preexec_fn=no_openat2 if os.environ.get(
+                                   "RACE_NO_OPENAT2") else None)
             runs += 1
             if r.returncode != 125:
                 ran += 1
