@@ -222,7 +222,7 @@ add(struct build *b, const char *path, uint64_t access, int isdir)
 	p->n++;
 }
 
-static void grant(struct build *, const struct cls *, const char *);
+static void grant(struct build *, const struct cls *, const char *, int);
 
 /* A folder whose class is on but holds exceptions: each entry on its own. */
 static void
@@ -240,7 +240,7 @@ grant_entries(struct build *b, const struct cls *c, const char *dir)
 		    strcmp(de->d_name, "..") == 0)
 			continue;
 		sub = path_join(dir, de->d_name);
-		grant(b, c, sub);
+		grant(b, c, sub, de->d_type);
 		free(sub);
 	}
 	closedir(d);
@@ -270,23 +270,35 @@ grant_towards(struct build *b, const struct cls *c, const char *dir)
 			    path_under(c->m[j].path, sub))
 				break;
 		if (j == i)
-			grant(b, c, sub);
+			grant(b, c, sub, DT_UNKNOWN);
 		free(sub);
 	}
 }
 
+/*
+ * path, whose type readdir(3) gave (a DT_ value; DT_UNKNOWN: none, then
+ * lstat(2) says): the folder listings of / and the like cost no call per
+ * entry.
+ */
 static void
-grant(struct build *b, const struct cls *c, const char *path)
+grant(struct build *b, const struct cls *c, const char *path, int type)
 {
 	struct stat st;
-	int on = want(c, path);
+	int on = want(c, path), isdir;
 
+	if (type == DT_UNKNOWN) {
+		if (lstat(path, &st) < 0)
+			return;
+		type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ?
+		    DT_DIR : DT_REG;
+	}
 	/* A symlink is reached through its target, which has its own rule. */
-	if (lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
+	if (type == DT_LNK)
 		return;
-	if (!S_ISDIR(st.st_mode) || !mixed(c, path, on)) {
+	isdir = type == DT_DIR;
+	if (!isdir || !mixed(c, path, on)) {
 		if (on)
-			add(b, path, c->rights, S_ISDIR(st.st_mode));
+			add(b, path, c->rights, isdir);
 		return;
 	}
 	if (on) {
@@ -382,7 +394,7 @@ plan_rules(struct ll_plan *p, const struct policy *pol, struct sbx_err *e)
 	b.c[C_WRITE].rights = p->fs & ~(CL_RFILE | CL_RDIR);
 	marks_from_policy(&b, pol);
 	for (i = 0; i < NCLASS && !b.failed; i++)
-		grant(&b, &b.c[i], "/");
+		grant(&b, &b.c[i], "/", DT_UNKNOWN);
 	for (i = 0; i < NCLASS; i++)
 		free(b.c[i].m);
 	if (b.failed)
