@@ -394,30 +394,6 @@ command(const struct run *r, int outw, int errw, int statusw, int *src)
 }
 
 #ifdef __linux__
-/* What a child started in its parent's memory gets (proc_spawn_shared()). */
-struct shared_start {
-	const struct run	*r;
-	pid_t			 parent;
-	int			 outw, errw, statusw;
-	int			 exr;		/* the keeper's exec pipe */
-	int			 src[LAUNCH_MAXFD];	/* the child's copy */
-};
-
-static void command(const struct run *, int, int, int, int *);
-
-/* The keeper's command, in the keeper's memory. */
-static int
-kept_child(void *arg)
-{
-	struct shared_start *a = arg;
-
-	proc_signals_default();
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	close(a->exr);
-	command(a->r, a->outw, a->errw, a->statusw, a->src);
-	_exit(EXIT_SBX);
-}
-
 static volatile sig_atomic_t sbx_gone;
 
 static void
@@ -478,31 +454,16 @@ keeper(const struct run *r, pid_t parent, int outw, int errw, int statusw,
 	if (r->tty && tty_take(0) < 0)
 		child_fail(statusw, ST_SETUP, STEP_TTY, errno);
 	t = timing_on ? timing_us() : 0;
-	if (pipe2(ex, O_CLOEXEC) < 0)
+	if (pipe2(ex, O_CLOEXEC) < 0 || (cmd = fork()) < 0)
 		child_fail(statusw, ST_SETUP, STEP_KEEPER, errno);
-	/* With a terminal the command changes its signals' handling before
-	 * it resets them (tty_foreground()): forked; else in the keeper's
-	 * memory (proc_spawn_shared()), the keeper held until its exec. */
-	if (!r->tty) {
-		struct shared_start a;
-
-		a.r = r;
-		a.parent = 0;
-		a.outw = outw;
-		a.errw = errw;
-		a.statusw = statusw;
-		a.exr = ex[0];
-		memcpy(a.src, src, sizeof(a.src));
-		cmd = proc_spawn_shared(kept_child, &a);
-	} else if ((cmd = fork()) == 0) {
-		tty_foreground(0);
+	if (cmd == 0) {
+		if (r->tty)
+			tty_foreground(0);
 		proc_signals_default();
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		close(ex[0]);
 		command(r, outw, errw, statusw, src);
 	}
-	if (cmd < 0)
-		child_fail(statusw, ST_SETUP, STEP_KEEPER, errno);
 	if (r->tty)
 		tty_give(0, cmd);
 	/* None of sbx's descriptors: the status socket and the exec pipe. */
@@ -620,6 +581,13 @@ proc_spawn_shared(int (*fn)(void *), void *arg)
 	return pid;
 }
 
+/* sbx's child of a launch with no keeper (bwrap), as above. */
+struct shared_start {
+	const struct run	*r;
+	pid_t			 parent;
+	int			 outw, errw, statusw;
+	int			 src[LAUNCH_MAXFD];	/* the child's copy */
+};
 
 static int
 shared_child(void *arg)
@@ -641,7 +609,6 @@ spawn_shared(const struct run *r, pid_t parent, int outw, int errw,
 	a.outw = outw;
 	a.errw = errw;
 	a.statusw = statusw;
-	a.exr = -1;
 	memcpy(a.src, src, sizeof(a.src));
 	return proc_spawn_shared(shared_child, &a);
 }
