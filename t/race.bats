@@ -97,3 +97,32 @@ planted() {
 	require_landlock
 	planted landlock
 }
+
+# killed_early FLAG: sbx SIGKILLed 0-8 ms after it starts, 60 times, while
+# the launch is under way (the keeper's fork, the filter's listener on its
+# way to sbx, bwrap's start); 3 s later no process of those runs is left.
+# The command sleeps 2.TAG s, so a survivor is a process that outlived
+# its sbx.
+killed_early() {
+	local tag=$$$RANDOM i p left
+	cd "$ws" || return 1
+	for i in $(seq 60); do
+		"$SBX" $1 -- sleep "2.$tag" >/dev/null 2>&1 3>&- &
+		p=$!
+		sleep "0.00$((RANDOM % 9))"
+		kill -9 "$p"
+		wait "$p" 2>/dev/null || true
+	done
+	sleep 3
+	left=$(pgrep -f "sleep 2\.$tag\$|-- sleep 2\.$tag\$" || true)
+	echo "$1: left: ${left:-none}" >&3
+	# shellcheck disable=SC2086
+	[ -z "$left" ] || { kill -9 $left; return 1; }
+}
+
+@test "race: sbx SIGKILLed while it launches leaves no process of the run, on every backend" {
+	killed_early "--sandbox host"
+	"$SBX" --probe 2>/dev/null | grep -q '^bwrap=ok' && killed_early "--backend bwrap"
+	"$SBX" --probe 2>/dev/null | grep -q '^landlock=ok' && killed_early "--backend landlock"
+	true
+}
