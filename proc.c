@@ -558,7 +558,10 @@ child(const struct run *r, pid_t parent, int outw, int errw, int statusw,
  * none of the caller's handlers before it sets each signal to its
  * default (proc_signals_default()); fn must do that before anything
  * that could take one. Not for a child that lives on without an exec
- * (the keeper): the caller would wait for it.
+ * (the keeper): the caller would wait for it; nor for one that waits on
+ * another process before its exec (Landlock's command hands its filter's
+ * listener to sbx first): the caller, every signal blocked, could not
+ * hear that process die, and the two would wait on each other.
  */
 #define SHARED_STACK	(128 * 1024)
 static unsigned char shared_stack[SHARED_STACK] __attribute__((aligned(64)));
