@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <pwd.h>
@@ -219,6 +220,8 @@ struct plist {
  * one by one, as before.
  */
 #define LIST_MAX	4096
+#define FS_GETFLAGS_	0x80086601UL	/* FS_IOC_GETFLAGS */
+#define FS_CASEFOLD_	0x40000000	/* FS_CASEFOLD_FL */
 struct listing {
 	char		*dir;
 	int		 ok;
@@ -811,6 +814,19 @@ listing_of(struct plist *l, const char *dir)
 	li->dir = xstrdup(dir);
 	if ((d = opendir(dir)) == NULL)
 		return li;
+#ifdef __linux__
+	/* A case-insensitive folder (casefold) finds .BASHRC by .bashrc;
+	 * a listing compares names exactly: looked up one by one. */
+	{
+		long flags = 0;	/* an int, or a word: room for both */
+
+		if (ioctl(dirfd(d), FS_GETFLAGS_, &flags) == 0 &&
+		    (flags & FS_CASEFOLD_)) {
+			closedir(d);
+			return li;
+		}
+	}
+#endif
 	li->ok = 1;
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_type == DT_UNKNOWN || li->ents.n >= LIST_MAX) {
