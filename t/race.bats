@@ -114,8 +114,19 @@ killed_early() {
 		wait "$p" 2>/dev/null || true
 	done
 	sleep 3
-	left=$(pgrep -f "sleep 2\.$tag\$|-- sleep 2\.$tag\$" || true)
-	echo "$1: left: ${left:-none}" >&3
+	left= stuck=
+	for p in $(pgrep -f "sleep 2\.$tag\$" || true); do
+		# bwrap's own child, killed with its parent before it set its
+		# death signal, waits for good on the parent's word (see the
+		# man page's CAVEATS): nothing of sbx's or the command's runs.
+		case $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) in
+		*bwrap\ --args\ *) stuck="$stuck $p" ;;
+		*) left="$left $p" ;;
+		esac
+	done
+	echo "$1: left:${left:- none} bwrap's own:${stuck:- none}" >&3
+	# shellcheck disable=SC2086
+	[ -z "$stuck" ] || kill -9 $stuck
 	# shellcheck disable=SC2086
 	[ -z "$left" ] || { kill -9 $left; return 1; }
 }
