@@ -756,6 +756,9 @@ shim_main(int argc, char **argv)
 #endif
 	if ((pid = fork()) == 0)
 		run_command(cmd.argv, cmd.envp, so.tty);
+	/* The child has its copy, or has exec'd (or ended) already. */
+	if (cmd.envp != environ)
+		free(cmd.envp);
 	if (pid < 0) {
 		send_status(ST_EXEC, 0, 0, errno);
 		return EXIT_SBX;
