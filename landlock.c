@@ -289,8 +289,7 @@ grant(struct build *b, const struct cls *c, const char *path, int type)
 	if (type == DT_UNKNOWN) {
 		if (lstat(path, &st) < 0)
 			return;
-		type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ?
-		    DT_DIR : DT_REG;
+		type = IFTODT(st.st_mode);
 	}
 	/* A symlink is reached through its target, which has its own rule. */
 	if (type == DT_LNK)

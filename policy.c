@@ -853,7 +853,6 @@ probe(struct plist *l, char *path, struct stat *st)
 {
 	const struct listing *li;
 	char *slash = strrchr(path, '/'), key[NAME_MAX + 2], *k = key, **hit;
-	unsigned char t;
 
 	if (l->list_under == NULL || slash == NULL || slash == path ||
 	    strlen(slash + 1) > NAME_MAX)
@@ -871,11 +870,8 @@ probe(struct plist *l, char *path, struct stat *st)
 		errno = ENOENT;
 		return -1;
 	}
-	t = (unsigned char)(*hit)[0];
 	memset(st, 0, sizeof(*st));
-	st->st_mode = t == DT_DIR ? S_IFDIR : t == DT_LNK ? S_IFLNK :
-	    t == DT_REG ? S_IFREG : t == DT_FIFO ? S_IFIFO :
-	    t == DT_SOCK ? S_IFSOCK : t == DT_CHR ? S_IFCHR : S_IFBLK;
+	st->st_mode = DTTOIF((unsigned char)(*hit)[0]);
 	return 0;
 }
 

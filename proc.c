@@ -233,7 +233,7 @@ proc_signals_default(void)
 		 * SIG_DFL is 0): libc refuses its reserved signals (32-34),
 		 * which a glibc parent such as GNU make may leave ignored,
 		 * and libc's wrapper may write its own state, which a child
-		 * that shares sbx's memory (spawn_shared()) must not.
+		 * that shares sbx's memory (proc_spawn_shared()) must not.
 		 */
 		{
 			unsigned long ksa[4] = { 0, 0, 0, 0 };
