@@ -2185,8 +2185,11 @@ compute_protected(const struct strv *w, const struct strv *cache,
 			;
 		if (type_of(w->v[i]) != PATH_DIR || j < cache->n)
 			continue;
+		/* Looked up in the folder's listing, read once. */
+		l->list_under = w->v[i];
 		for (j = 0; workspace_names[j]; j++)
 			protect_in(l, w, w->v[i], workspace_names[j], PATH_DIR);
+		l->list_under = NULL;
 	}
 	/* Outside any repository, a relative hooks folder or program names
 	 * nothing known; the rest counts for the next git init or clone. */
@@ -2250,6 +2253,26 @@ first_missing(const char *path)
 	return p;
 }
 
+/*
+ * A rule of kind at path would change nothing: the last rule on a path
+ * at, above or below it is already the same rule (-w . with the default
+ * root). Under bwrap each rule is a mount, so it is left out.
+ */
+static int
+restates(const struct plist *l, enum rule_kind kind, const char *path)
+{
+	size_t i = l->n;
+
+	while (i-- > 0) {
+		if (strcmp(l->r[i].path, path) == 0)
+			return l->r[i].kind == kind;
+		if (path_under(l->r[i].path, path) ||
+		    path_under(path, l->r[i].path))
+			return 0;
+	}
+	return 0;
+}
+
 static void
 add_all(struct plist *l, const struct strv *v, enum rule_kind kind)
 {
@@ -2257,6 +2280,8 @@ add_all(struct plist *l, const struct strv *v, enum rule_kind kind)
 	char *m;
 
 	for (i = 0; i < v->n; i++) {
+		if (restates(l, kind, v->v[i]))
+			continue;
 		if (kind != RULE_WRITE && (m = first_missing(v->v[i]))) {
 			if (!plist_has(l, m))
 				plist_add(l, kind, m, PATH_MISSING, 0,

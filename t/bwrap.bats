@@ -921,6 +921,14 @@ os.execv(sys.argv[2], sys.argv[2:])' "$out/file" "$SBX" --backend bwrap -C "$ws"
 	[ "$fallback" = "$direct" ]
 }
 
+@test "dry-run: a rule that restates the one before it is one mount, not two" {
+	mkdir "$ws/sub"
+	run --separate-stderr "$SBX" --backend bwrap --dry-run -C "$ws" -w "$ws" -w "$ws/." -w "$ws/sub" -- true
+	[ "$status" -eq 0 ]
+	[ "$(grep -o -- "--bind-fd [0-9]* $ws " <<<"$output " | wc -l)" -eq 1 ]
+	[ "$(grep -o -- "--bind-fd [0-9]* $ws/sub " <<<"$output " | wc -l)" -eq 1 ]
+}
+
 @test "dry-run: prints the bwrap line, shell-quoted, and runs nothing" {
 	run --separate-stderr "$SBX" --backend bwrap --dry-run -C "$ws" -- touch "$ws/ran it"
 	[ "$status" -eq 0 ]
