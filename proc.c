@@ -417,6 +417,25 @@ keeper_sweep(void)
 	_exit(EXIT_SBX);
 }
 
+/* The keeper's command, started vfork-style: its own copy of src. */
+struct keeper_start {
+	const struct run	*r;
+	int			 outw, errw, statusw, ex;
+	int			 src[LAUNCH_MAXFD];
+};
+
+static int
+keeper_child(void *arg)
+{
+	struct keeper_start *k = arg;
+
+	proc_signals_default();
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	close(k->ex);
+	command(k->r, k->outw, k->errw, k->statusw, k->src);
+	_exit(EXIT_SBX);
+}
+
 /*
  * The keeper: with no pid namespace to end the tree when sbx dies, a
  * process of sbx's own stands between sbx and the command. It is the
@@ -454,9 +473,25 @@ keeper(const struct run *r, pid_t parent, int outw, int errw, int statusw,
 	if (r->tty && tty_take(0) < 0)
 		child_fail(statusw, ST_SETUP, STEP_TTY, errno);
 	t = timing_on ? timing_us() : 0;
-	if (pipe2(ex, O_CLOEXEC) < 0 || (cmd = fork()) < 0)
+	if (pipe2(ex, O_CLOEXEC) < 0)
 		child_fail(statusw, ST_SETUP, STEP_KEEPER, errno);
-	if (cmd == 0) {
+	/*
+	 * With nothing to do before its exec but set up descriptors (no
+	 * sandbox to enter, no terminal), the command starts vfork-style;
+	 * Landlock's waits on sbx in confine() first: forked (see
+	 * proc_spawn_shared()).
+	 */
+	if (!r->tty && r->l->confine == NULL) {
+		struct keeper_start k;
+
+		k.r = r;
+		k.outw = outw;
+		k.errw = errw;
+		k.statusw = statusw;
+		k.ex = ex[0];
+		memcpy(k.src, src, sizeof(k.src));
+		cmd = proc_spawn_shared(keeper_child, &k);
+	} else if ((cmd = fork()) == 0) {
 		if (r->tty)
 			tty_foreground(0);
 		proc_signals_default();
@@ -464,6 +499,8 @@ keeper(const struct run *r, pid_t parent, int outw, int errw, int statusw,
 		close(ex[0]);
 		command(r, outw, errw, statusw, src);
 	}
+	if (cmd < 0)
+		child_fail(statusw, ST_SETUP, STEP_KEEPER, errno);
 	if (r->tty)
 		tty_give(0, cmd);
 	/* None of sbx's descriptors: the status socket and the exec pipe. */
