@@ -131,11 +131,28 @@ home(void)
 	return h != NULL && *h == '/' ? h : NULL;
 }
 
-/* mkdir -p, new folders 0700; then it must be the user's own folder. */
+/* A folder of the user's own, reached without a link. */
 static int
-make_dir(const char *path, struct sbx_err *e)
+own_dir(const char *path, struct sbx_err *e)
 {
 	struct stat st;
+
+	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != geteuid())
+		return sbx_errf(e, ERR_PATH, "--cache: %s: not a folder of the "
+		    "user's own (a symbolic link?); remove it", shown(path));
+	return 0;
+}
+
+/*
+ * mkdir -p, new folders 0700; then it must be the user's own folder, and
+ * so must each folder on the way below the first keep bytes (the cache
+ * root, checked when it was made): another user's folder there could
+ * have its entries swapped for links.
+ */
+static int
+make_dir(const char *path, size_t keep, struct sbx_err *e)
+{
 	char *p, *s;
 
 	p = xstrdup(path);
@@ -151,14 +168,14 @@ make_dir(const char *path, struct sbx_err *e)
 		}
 		if (s == NULL)
 			break;
+		if ((size_t)(s - p) > keep && own_dir(p, e) < 0) {
+			free(p);
+			return -1;
+		}
 		*s = '/';
 	}
 	free(p);
-	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) ||
-	    st.st_uid != geteuid())
-		return sbx_errf(e, ERR_PATH, "--cache: %s: not a folder of the "
-		    "user's own (a symbolic link?); remove it", shown(path));
-	return 0;
+	return own_dir(path, e);
 }
 
 /* The user's own settings, linked into the moved home when missing. */
@@ -207,7 +224,7 @@ cache_prepare(const struct strv *names, char **root, struct strv *dirs,
 	else
 		return sbx_errf(e, ERR_PATH, "--cache: no home folder "
 		    "(HOME is not set)");
-	if (make_dir(r, e) < 0 || realpath(r, real) == NULL) {
+	if (make_dir(r, strlen(r), e) < 0 || realpath(r, real) == NULL) {
 		if (e->kind == ERR_NONE)
 			sbx_errf(e, ERR_PATH, "--cache: %s: %s", shown(r),
 			    strerror(errno));
@@ -220,7 +237,7 @@ cache_prepare(const struct strv *names, char **root, struct strv *dirs,
 		t = tool_named(names->v[i]);
 		for (j = 0; j < MAX_DIRS && t->dirs[j]; j++) {
 			d = path_join(*root, t->dirs[j]);
-			if (make_dir(d, e) < 0) {
+			if (make_dir(d, strlen(*root), e) < 0) {
 				free(d);
 				return -1;
 			}

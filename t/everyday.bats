@@ -382,6 +382,24 @@ t_cache_bins() {
 	[ "$(kv error)" = path ]
 }
 
+@test "--cache: another user's folder on the way to a cache folder is refused, on every executor" {
+	is_root || skip "needs root to give a folder to another user"
+	for ex in "--sandbox host" "--backend bwrap" "--backend landlock"; do
+		[ "$ex" = "--sandbox host" ] ||
+		    "$SBX" --probe 2>/dev/null | grep -q "^${ex#--backend }=ok" ||
+		    { echo "# ${ex#--backend } is unavailable here" >&3; continue; }
+		rm -rf "$HOME/.cache/sbx"
+		run --separate-stderr "$SBX" $ex --cache go -- true
+		[ "$status" -eq 0 ]
+		chown 65534 "$HOME/.cache/sbx/go"
+		run --separate-stderr "$SBX" $ex --cache go -- sh -c 'touch "$GOCACHE/ran"'
+		[ "$status" -eq 125 ]
+		[[ "$stderr" == "sbx: --cache: $HOME/.cache/sbx/go: not a folder of the user's own"* ]]
+		[ "$(kv error)" = path ]
+		[ ! -e "$HOME/.cache/sbx/go/build/ran" ]
+	done
+}
+
 # ---- --deny-read and --deny-write paths that do not exist --------------
 
 t_deny_missing() {
