@@ -143,6 +143,7 @@ usage(FILE *f)
 
 static struct sbx_opts opts;
 static int result_fd = -1;
+static int stdout_closed;	/* fd 1 was closed: held on /dev/null */
 static const char *executor;	/* the row that ran or failed, for results */
 static struct limits *lim;	/* how the resource limits hold */
 static struct tmp *live_tmp;	/* the run's temp folder, removed on exit */
@@ -296,6 +297,24 @@ set_count(const char *opt, const char *arg, long *n)
 		    opt, shown(arg));
 }
 
+/*
+ * -e NAME[=VALUE]: a name no program could read as one (empty; a space,
+ * a tab, a newline or another control byte in it) is bad input. Other
+ * bytes stay allowed: names with dots or dashes exist.
+ */
+static void
+env_name_check(const char *arg)
+{
+	size_t i, n = strcspn(arg, "=");
+
+	if (n == 0)
+		usage_err("-e %s: no variable name", shown(arg));
+	for (i = 0; i < n; i++)
+		if ((unsigned char)arg[i] <= ' ' || arg[i] == 0x7f)
+			usage_err("-e %s: not a variable name (a space or "
+			    "control character in it)", shown(arg));
+}
+
 static void
 parse_opt(int c, const char *arg, struct raw *raw)
 {
@@ -314,8 +333,7 @@ parse_opt(int c, const char *arg, struct raw *raw)
 	case OPT_CACHE: add_cache(arg); break;
 	case OPT_NO_PROTECT: opts.protect = 0; break;
 	case 'e':
-		if (strcspn(arg, "=") == 0)
-			usage_err("-e %s: no variable name", shown(arg));
+		env_name_check(arg);
 		strv_push(&opts.env_args, arg);
 		break;
 	case 't': set_duration("--timeout", arg, &opts.timeout_ms); break;
@@ -725,6 +743,15 @@ open_result(void)
 {
 	struct sbx_err e;
 
+	/* Where the result would go is closed: the run would be lost to
+	 * the caller, so none starts. */
+	if (stdout_closed && (opts.dry_run || (opts.result_path == NULL &&
+	    !opts.passthrough))) {
+		sbx_errf(&e, ERR_RESULT, "standard output is closed: the %s "
+		    "has nowhere to go%s", opts.dry_run ? "plan" : "result",
+		    opts.dry_run ? "" : " (--result FILE writes it to a file)");
+		fail(&e, 0);
+	}
 	if (opts.result_path == NULL || opts.dry_run || opts.probe)
 		return;
 	result_fd = open(opts.result_path,
@@ -1358,9 +1385,12 @@ hold_std_fds(void)
 	int fd;
 
 	for (fd = 0; fd < 3; fd++)
-		if (fcntl(fd, F_GETFD) < 0 &&
-		    open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
-			exit(EXIT_SBX);
+		if (fcntl(fd, F_GETFD) < 0) {
+			if (open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) !=
+			    fd)
+				exit(EXIT_SBX);
+			stdout_closed |= fd == 1;
+		}
 }
 
 /* The policy, the row that will run it, and how each limit holds. */

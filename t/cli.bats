@@ -256,6 +256,31 @@ bad_input() {
 	fi
 }
 
+# closed_out CMD...: CMD with its standard output closed.
+closed_out() {
+	"$@" >&- 3>&-
+}
+
+@test "bad input: a closed standard output, where the result would go, runs nothing" {
+	for ex in "--sandbox host" "--backend bwrap" "--backend landlock"; do
+		[ "$ex" = "--sandbox host" ] ||
+		    "$SBX" --probe 2>/dev/null | grep -q "^${ex#--backend }=ok" ||
+		    { echo "# ${ex#--backend } is unavailable here" >&3; continue; }
+		run --separate-stderr closed_out "$SBX" $ex -- touch "$MARK"
+		[ "$status" -eq 125 ]
+		[ "$stderr" = "sbx: standard output is closed: the result has nowhere to go (--result FILE writes it to a file)" ]
+		[ ! -e "$MARK" ]
+		# Positive controls: the result in a file; --passthrough.
+		run --separate-stderr closed_out "$SBX" $ex --result "$BATS_TEST_TMPDIR/res" -- touch "$MARK"
+		[ "$status" -eq 0 ]
+		[ -e "$MARK" ] && rm "$MARK"
+		grep -qx 'exit_code=0' "$BATS_TEST_TMPDIR/res"
+		run --separate-stderr closed_out "$SBX" $ex --passthrough -- touch "$MARK"
+		[ "$status" -eq 0 ]
+		[ -e "$MARK" ] && rm "$MARK"
+	done
+}
+
 @test "bad input: no command, empty command" {
 	bad_input
 	bad_input --
@@ -356,10 +381,18 @@ bad_input() {
 	[ "$(kv allowed_local)" = "$(printf 'localhost:%s ' $(seq 8001 8016) | sed 's/ $//')" ]
 }
 
-@test "bad input: -e with an empty name" {
+@test "bad input: -e with an empty name, or a space or control byte in it" {
 	bad_input -e '' touch "$MARK"
 	bad_input -e =x touch "$MARK"
 	bad_input --env==x touch "$MARK"
+	bad_input -e 'A B=x' touch "$MARK"
+	bad_input -e $'A\tB' touch "$MARK"
+	bad_input -e $'A\nB=x' touch "$MARK"
+	bad_input -e $'A\x7fB=x' touch "$MARK"
+	# A space in the value is a value.
+	run --separate-stderr "$SBX" --sandbox host -e 'A_B=x y' -- printenv A_B 3>&-
+	[ "$status" -eq 0 ]
+	[ "$(kv stdout)" = 'x y\n' ]
 }
 
 @test "bad input: a message with a newline in it stays one line" {
