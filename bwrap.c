@@ -695,7 +695,9 @@ flavour(const struct plan *pl)
 	for (i = 0; !held && i < pol->n; i++)
 		held = pol->r[i].kind != RULE_WRITE &&
 		    policy_holder(pol, pol->r[i].path) != NULL;
-	return SECCOMP_FOR_BWRAP | (held ? SECCOMP_NOTIFY_ENTRIES : 0);
+	/* A Unix socket's bind(2) makes a name: judged where they are. */
+	return SECCOMP_FOR_BWRAP | (held ? SECCOMP_NOTIFY_ENTRIES : 0) |
+	    (held && pl->o->allow_unix ? SECCOMP_NOTIFY_BIND : 0);
 }
 
 /* The supervisor's view: the policy, resolved in the sandbox's root. */

@@ -35,6 +35,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1542,6 +1543,11 @@ entry_how(const struct req *q)
 		return ZA_MAKE | ZA_MKDIR;
 	case OP_OPEN:
 		return q->flags & O_CREAT ? ZA_MAKE : 0;
+	case OP_SYMLINK:
+		/* A link at a missing folder above held paths (~/.config
+		 * for .config/git/config) would lead them all elsewhere:
+		 * refused as a removal of that folder is. */
+		return ZA_MAKE | ZA_AWAY;
 	default:
 		return ZA_MAKE;
 	}
@@ -2519,6 +2525,68 @@ unix_send(struct sup *s, const struct req *q, int sfd)
  * name of the file system cannot turn abstract after the check. A bind
  * to a name of the file system goes on, for Landlock to judge.
  */
+static int proc_path(const struct req *, char *, size_t);
+
+/*
+ * bind(2) of a Unix socket to a name of the file system makes an entry,
+ * as mknod(2) does: judged where the name lands, and performed here on
+ * the command's own socket from inside the folder sbx resolved (this
+ * thread's working folder, its own: unshare(CLONE_FS)), so that a folder
+ * swapped for a link meanwhile cannot move it; under the command's umask.
+ */
+static void
+path_bind(struct sup *s, struct req *q, int sfd,
+    const struct sockaddr_storage *to, socklen_t len)
+{
+	const struct sockaddr_un *from = (const void *)to;
+	char path[PATH_MAX], name[NAME_MAX + 1], full[PATH_MAX];
+	size_t off = offsetof(struct sockaddr_un, sun_path), n;
+	struct sockaddr_un un;
+	int pfd, here, r, err;
+	enum zone z;
+
+	n = len > off ? strnlen(from->sun_path, len - off) : 0;
+	memcpy(path, from->sun_path, n);
+	path[n] = '\0';
+	if (s->own_mounts && proc_path(q, path, sizeof(path)) < 0) {
+		refuse(s, q, path, EACCES);
+		return;
+	}
+	if ((pfd = open_parent(s, q, AT_FD_CWD, path, name,
+	    sizeof(name))) < 0) {
+		answer(s, q, 0, errno == EINVAL ? EADDRINUSE :
+		    errno == ELOOP ? EACCES : errno);
+		return;
+	}
+	z = zone_of(s, pfd, name, ZA_MAKE, full, sizeof(full));
+	if (z == Z_LANDLOCK) {
+		go_on(s, q);
+	} else if (z != Z_PERFORM) {
+		refuse(s, q, full, zone_errno(z, pfd, name, EADDRINUSE));
+	} else if ((here = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    fchdir(pfd) < 0) {
+		answer(s, q, 0, errno);
+		if (here >= 0)
+			close(here);
+	} else {
+		memset(&un, 0, sizeof(un));
+		un.sun_family = AF_UNIX;
+		memcpy(un.sun_path, name, strlen(name) + 1);
+		umask(target_umask(q->n.pid));
+		r = bind(sfd, (struct sockaddr *)&un, (socklen_t)(off +
+		    strlen(name) + 1));
+		err = errno;
+		umask(0);
+		if (fchdir(here) < 0) {
+			r = -1;
+			err = EIO;
+		}
+		close(here);
+		answer(s, q, 0, r < 0 ? err : 0);
+	}
+	close(pfd);
+}
+
 static void
 unix_call(struct sup *s, struct req *q, int sfd)
 {
@@ -2529,6 +2597,21 @@ unix_call(struct sup *s, struct req *q, int sfd)
 	struct stat st;
 	int r, abstract;
 
+	/* A name of the file system: held names are judged here. */
+	if (q->c->op == OP_BIND && (s->own_mounts || s->hold_git) &&
+	    (len = (socklen_t)a[2]) > sizeof(sa_family_t)) {
+		if (read_addr(q, a[1], len, &to) < 0) {
+			answer(s, q, 0, errno);
+			return;
+		}
+		/* Another family, or too long: the kernel's EINVAL. */
+		if (to.ss_family == AF_UNIX &&
+		    len <= sizeof(struct sockaddr_un) &&
+		    !abstract_name(&to, len, name)) {
+			path_bind(s, q, sfd, &to, len);
+			return;
+		}
+	}
 	if (!s->scope || q->c->op == OP_LISTEN ||
 	    (q->c->op == OP_SENDTO && a[4] == 0)) {
 		go_on(s, q);
@@ -2598,6 +2681,12 @@ net_call(struct sup *s, struct req *q)
 	}
 	dom = sock_opt(sfd, SOL_SOCKET, SO_DOMAIN);
 	type = sock_opt(sfd, SOL_SOCKET, SO_TYPE);
+	/* Under bwrap only bind(2) comes here, for its Unix names: the
+	 * network namespace judges the rest. */
+	if (s->own_mounts && dom != AF_UNIX) {
+		go_on(s, q);
+		goto out;
+	}
 	if (dom == AF_UNIX) {
 		unix_call(s, q, sfd);
 		goto out;

@@ -421,6 +421,7 @@ int	 seatbelt_build(const struct plan *, struct launch *,
 #define SECCOMP_NOTIFY_NET	16	/* connect, bind, send: to notify.c */
 #define SECCOMP_NOTIFY_SIGNALS	32	/* signals by pid (landlock abi < 6) */
 #define SECCOMP_NOTIFY_WATCH	64	/* inotify watches (--deny-read) */
+#define SECCOMP_NOTIFY_BIND	128	/* bind(2): its Unix names, to notify.c */
 int	 seccomp_build(const struct sbx_opts *, int, unsigned char **,
 	    size_t *, struct sbx_err *);
 char	*seccomp_describe(const struct sbx_opts *, int);

@@ -231,7 +231,7 @@ static const int net_calls[] = {
 	42, 49, 50,	/* connect, bind, listen */
 	46, 307		/* sendmsg, sendmmsg */
 };
-enum { NR_sendto = 44 };
+enum { NR_sendto = 44, NR_bind = 49 };
 /* Signals by pid, without Landlock's signal scope (abi < 6). */
 static const int signal_calls[] = {
 	62, 200, 234,	/* kill, tkill, tgkill */
@@ -315,7 +315,7 @@ static const int net_calls[] = {
 	203, 200, 201,	/* connect, bind, listen */
 	211, 269	/* sendmsg, sendmmsg */
 };
-enum { NR_sendto = 206 };
+enum { NR_sendto = 206, NR_bind = 200 };
 static const int signal_calls[] = {
 	129, 130, 131,	/* kill, tkill, tgkill */
 	138, 240, 424	/* rt_sigqueueinfo, rt_tgsigqueueinfo, pidfd_send_signal */
@@ -893,6 +893,8 @@ collect(struct prog *p, int flavour, struct scrule *r)
 	}
 	if (flavour & SECCOMP_NOTIFY_WATCH)
 		add(r, &n, NR_inotify_add_watch, A_NOTIF);
+	if ((flavour & SECCOMP_NOTIFY_BIND) && !(flavour & SECCOMP_NOTIFY_NET))
+		add(r, &n, NR_bind, A_NOTIF);
 	if (flavour & SECCOMP_NOTIFY_SIGNALS) {
 		add_all(r, &n, signal_calls, COUNT(signal_calls), A_NOTIF);
 		add(r, &n, NR_fcntl, H_FCNTL);

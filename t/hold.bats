@@ -77,6 +77,75 @@ raise SystemExit(14)" || exit $?
 	done
 }
 
+@test "hold: a missing folder above held names cannot be a link: ~/.config, ~/.local, .config/git" {
+	home="$BATS_TEST_TMPDIR/home"
+	for b in $backends; do
+		rm -rf "$home"
+		mkdir -p "$home"
+		run --separate-stderr env HOME="$home" "$SBX" --backend "$b" \
+		    -C "$ws" -w "$home" -- sh -c '
+			cd "$HOME" || exit 9
+			mkdir -p evil/git evil/fish l/bin || exit 10
+			printf "[core]\n\tfsmonitor = touch ran\n" > evil/git/config
+			ln -s evil .config 2>/dev/null && exit 11
+			ln -s l .local 2>/dev/null && exit 12
+			# by rename and by hard link of a link made elsewhere
+			ln -s evil lnk && mv lnk .config 2>/dev/null && exit 13
+			ln lnk .config 2>/dev/null && exit 14
+			mkdir .config || exit 15
+			ln -s ../evil/git .config/git 2>/dev/null && exit 16
+			# positive controls: a link elsewhere, in .config beside
+			ln -s evil ctl && ln -s ../evil .config/other || exit 17
+			echo done'
+		[ "$(kv exit_code)" = 0 ] || { echo "$b: $(kv exit_code) $(kv stderr)"; false; }
+		[ "$(kv stdout)" = 'done\n' ]
+		kv denied | grep -q "symlink $home/.config"
+		[ -d "$home/.config" ] && [ ! -L "$home/.config" ]
+		[ ! -e "$home/.local" ] && [ ! -e "$home/.config/git" ]
+		[ -z "$(HOME=$home git config --global --get core.fsmonitor)" ]
+	done
+}
+
+@test "hold: bind(2) of a Unix socket at a held name is refused; elsewhere it binds" {
+	for b in $backends; do
+		rm -rf "${ws:?}"/* "$ws"/.[!.]*
+		git -C "$ws" init -q
+		run --separate-stderr "$SBX" --backend "$b" --allow-unix-sockets \
+		    -C "$ws" -- python3 -c '
+import errno, os, socket, sys
+def bind(p):
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.bind(p)
+        return 0
+    except OSError as e:
+        return e.errno
+for p in (".envrc", ".git/commondir", "/proc/self/cwd/.claude"):
+    if bind(p) != errno.EACCES:
+        sys.exit("bound " + p)
+# read-only under bwrap (EROFS), held under Landlock (EACCES)
+if bind(".git/hooks/pre-commit") not in (errno.EACCES, errno.EROFS):
+    sys.exit("bound a hook")
+# a bare repository without its HEAD, with a config that runs a program:
+# a socket may not give it one
+os.system("git init -q --bare F0 && rm F0/HEAD && mv F0 F")
+with open("F/config", "a") as f:
+    f.write("[core]\n\tfsmonitor = touch ran\n")
+if bind("F/HEAD") == 0:
+    sys.exit("bound F/HEAD")
+os.umask(0o077)
+if bind("ok.sock") != 0 or (os.stat("ok.sock").st_mode & 0o777) != 0o700:
+    sys.exit("control")
+print("done")'
+		[ "$(kv exit_code)" = 0 ] || { echo "$b: $(kv exit_code) $(kv stderr)"; false; }
+		[ "$(kv stdout)" = 'done\n' ]
+		[ -S "$ws/ok.sock" ]
+		[ ! -e "$ws/.envrc" ] && [ ! -e "$ws/.git/hooks/pre-commit" ]
+		[ ! -e "$ws/.git/commondir" ] && [ ! -e "$ws/.claude" ]
+		[ ! -e "$ws/F/HEAD" ]
+	done
+}
+
 @test "hold: tar -xf of set-group-ID folders works; a set-id file is refused" {
 	mkdir -p "$BATS_TEST_TMPDIR/t/src/shared"
 	chmod 2775 "$BATS_TEST_TMPDIR/t/src/shared"
@@ -93,7 +162,13 @@ raise SystemExit(14)" || exit $?
 			mkdir g && chmod 2775 g || exit 15
 			echo ok'
 		[ "$(kv exit_code)" = 0 ] || { echo "$b: $(kv exit_code) $(kv stderr)"; false; }
-		[ "$(stat -c %a "$ws/src/shared")" = 2775 ]
+		# As tar leaves it outside: 2775 for root; an ordinary user's
+		# tar drops the bit and applies the umask.
+		rm -rf "$BATS_TEST_TMPDIR/out" && mkdir "$BATS_TEST_TMPDIR/out"
+		tar -C "$BATS_TEST_TMPDIR/out" -xf "$ws/t.tar"
+		want=$(stat -c %a "$BATS_TEST_TMPDIR/out/src/shared")
+		! is_root || [ "$want" = 2775 ]
+		[ "$(stat -c %a "$ws/src/shared")" = "$want" ]
 		[ "$(stat -c %a "$ws/g")" = 2775 ]
 		[ "$(stat -c %a "$ws/t")" = 755 ]
 		kv denied | grep -q "chmod $ws/t"
