@@ -27,6 +27,7 @@
 #include <dirent.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include "sbx.h"
 
@@ -138,7 +139,14 @@ bind_opened(struct strv *v, struct bwrap_priv *bp, const char *op,
     const char *path, int fd, const struct stat *st)
 {
 	char num[16], id[64];
+	struct statvfs sv;
+	int ro = strcmp(op, "--bind-fd") != 0;
 
+	/* A writable path on a read-only mount binds read-only: the shim
+	 * finds it so, and the command's writes there fail (EROFS), as
+	 * under Landlock. */
+	if (!ro && fd >= 0 && fstatvfs(fd, &sv) == 0 && sv.f_flag & ST_RDONLY)
+		ro = 1;
 	if (bp->dry) {
 		close(fd);
 		fd = -1;
@@ -150,7 +158,7 @@ bind_opened(struct strv *v, struct bwrap_priv *bp, const char *op,
 	push3(v, op, num, path);
 	snprintf(id, sizeof(id), "%llu:%llu", (unsigned long long)st->st_dev,
 	    (unsigned long long)st->st_ino);
-	check(bp, strcmp(op, "--bind-fd") ? "ro" : "rw", id, path);
+	check(bp, ro ? "ro" : "rw", id, path);
 }
 
 /*

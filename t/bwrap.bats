@@ -20,6 +20,7 @@ setup() {
 
 teardown() {
 	kill_bg
+	[ -z "${romnt:-}" ] || umount "$romnt" 2>/dev/null || true
 }
 
 # bw ARGS...: sbx on the bwrap backend, output straight through. With
@@ -919,6 +920,22 @@ os.execv(sys.argv[2], sys.argv[2:])' "$out/file" "$SBX" --backend bwrap -C "$ws"
 	echo "direct $direct, after a fallback $fallback"
 	[ "$direct" -gt 3 ]
 	[ "$fallback" = "$direct" ]
+}
+
+@test "files: a workspace on a read-only mount runs; its writes fail as read-only" {
+	is_root || skip "needs root to make a read-only mount"
+	mkdir -p "$BATS_TEST_TMPDIR/robase" "$BATS_TEST_TMPDIR/ro"
+	echo hi >"$BATS_TEST_TMPDIR/robase/f"
+	mount --bind "$BATS_TEST_TMPDIR/robase" "$BATS_TEST_TMPDIR/ro"
+	romnt="$BATS_TEST_TMPDIR/ro"
+	mount -o remount,ro,bind "$romnt"
+	run --separate-stderr "$SBX" --backend bwrap -C "$romnt" -- sh -c 'cat f; echo x > g'
+	[ "$status" -eq 2 ]
+	[ "$(kv stdout)" = 'hi\n' ]
+	[[ "$(kv stderr)" == *"Read-only file system"* ]]
+	[ -z "$(kv error)" ]
+	umount "$romnt" && romnt=
+	[ ! -e "$BATS_TEST_TMPDIR/robase/g" ]
 }
 
 @test "dry-run: a rule that restates the one before it is one mount, not two" {
