@@ -1947,7 +1947,12 @@ metadata(struct sup *s, const struct req *q, int dirfd)
 		r = errno;
 		if (pfd >= 0)
 			close(pfd);
-		refuse(s, q, q->path, r == ELOOP ? EACCES : r);
+		/* Not there (touch's utimensat after a failed open): the
+		 * kernel's own answer, no refusal of sbx's. */
+		if (r == ELOOP)
+			refuse(s, q, q->path, EACCES);
+		else
+			answer(s, q, 0, r);
 		return;
 	}
 	if (fstat(ofd, &st) < 0 || fd_path(ofd, path, sizeof(path)) < 0) {
