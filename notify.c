@@ -1,21 +1,25 @@
 /*
- * notify.c: the Landlock backend's supervisor. Landlock judges what it can
- * (reads, writes, creation and removal where it holds a grant); the calls
- * it cannot judge reach this supervisor as seccomp user notifications
- * (SECCOMP_RET_USER_NOTIF) and are answered here, by sbx, outside the
- * sandbox, with the whole policy in view:
+ * notify.c: the supervisor below every Linux backend. The sandbox's own
+ * layer judges what it can: a backend's mounts (read-only binds, the
+ * sandbox's /dev and /proc) or the kernel's grants of write below a folder
+ * (the backend hands their inodes over as cf->granted). The calls that no
+ * such layer can judge reach this supervisor as seccomp user
+ * notifications (SECCOMP_RET_USER_NOTIF) and are answered here, by sbx,
+ * outside the sandbox, with the whole policy in view:
  *
- *  - metadata (chmod, utimes, extended attributes), which Landlock does not
- *    govern: judged by the path of the file it would change, and performed
- *    here on the file sbx resolved itself, or refused;
  *  - creating, opening for writing, removing, renaming and linking entries
  *    of a folder that holds a protected or denied path (a "hole"), and of
- *    the folders made in one during the run: Landlock's grants reach
- *    everything below a folder, so such a folder has none, and sbx
- *    performs these operations itself, refusing the held names. Where
- *    Landlock holds a grant the call continues under Landlock, which
- *    judges it again: a path raced after the check reaches only what
- *    Landlock allows.
+ *    the folders made in one during the run, and bind(2)'s Unix names:
+ *    sbx performs these operations itself, refusing the held names, on
+ *    what it resolved. Where the kernel grants the write the call may go
+ *    on and be judged again there: a path raced after the check reaches
+ *    only what the grant allows.
+ *  - metadata (chmod, utimes, extended attributes), where the backend asks
+ *    for it: judged by the path of the file it would change, and performed
+ *    here on the file sbx resolved itself, or refused;
+ *  - with the backend's own rules in cf (own_mounts: paths resolve in the
+ *    sandbox's root and its mounts judge what no rule holds), network,
+ *    signal and watch calls where the kernel's scopes are missing.
  *
  * Invariants: every argument is read once from the target's memory into
  * sbx's own, and the notification is checked to be still valid (the pid
@@ -104,7 +108,7 @@ struct saddfd {
 #define RESOLVE_IN_ROOT		0x10ULL
 #define AT_FD_CWD		(-100)
 
-#define MAX_GRANTED	4096	/* folders with a Landlock write grant */
+#define MAX_GRANTED	4096	/* folders with a kernel write grant */
 #define MAX_LINK_DEPTH	40
 
 /* What a trapped call does, once its arguments are read. */
@@ -237,7 +241,7 @@ static const struct sysc calls[] = { { -1, OP_OPEN, -1, -1, -1, -1, -1, -1,
 #endif
 #define NCALLS	(sizeof(calls) / sizeof(calls[0]))
 
-/* A folder with a Landlock write grant, by inode. */
+/* A folder with a kernel write grant, by inode. */
 struct inode {
 	dev_t	dev;
 	ino_t	ino;
@@ -264,9 +268,10 @@ struct sup {
 	struct bound	*bound;		/* the sandbox's loopback ports */
 	size_t		 nbound;
 	size_t		 capbound;
-	struct inode	*granted;	/* folders Landlock lets write below */
+	struct inode	*granted;	/* folders the kernel lets write below */
 	size_t		 ngranted;
-	int		 own_mounts;	/* bwrap: resolve in root; mounts judge */
+	int		 own_mounts;	/* resolve in the sandbox's root; its
+					   mounts judge */
 	int		 hold_git;	/* new git folders are held */
 	int		 root;		/* the sandbox's "/", opened once */
 	struct inode	*held;		/* the rules' folders, as checked */
@@ -302,8 +307,8 @@ struct req {
 
 /*
  * The rule that decides path: the last one at or above it. /proc, /sys
- * and /dev are never written, whatever a rule says (as under bwrap, which
- * mounts its own after the rules).
+ * and /dev are never written, whatever a rule says (as with the sandbox's
+ * own mounts, made after the rules).
  */
 static enum rule_kind
 decide(const struct sup *s, const char *path)
@@ -483,8 +488,8 @@ fd_path(int fd, char *out, size_t size)
 
 /*
  * path as the target would reach it, magic links refused: an absolute one
- * (or a link to one) from the sandbox's own "/", never sbx's. Under
- * bwrap a relative one starts from the kernel's name of its folder in
+ * (or a link to one) from the sandbox's own "/", never sbx's. With its
+ * own mounts a relative one starts from the kernel's name of its folder in
  * the sandbox, so that ".." and links lead where they lead there.
  */
 static int
@@ -565,7 +570,7 @@ open_parent(const struct sup *s, const struct req *q, int dirfd,
 	return fd;
 }
 
-/* ---- the fast path: does Landlock grant writes here? ---- */
+/* ---- the fast path: does the kernel grant writes here? ---- */
 
 static int
 granted_inode(const struct sup *s, const struct stat *st)
@@ -579,9 +584,9 @@ granted_inode(const struct sup *s, const struct stat *st)
 	return 0;
 }
 
-/* dir, or a folder above it, holds a Landlock write grant. */
+/* dir, or a folder above it, holds a kernel write grant. */
 static int
-landlock_writes(const struct sup *s, int dir)
+kernel_writes(const struct sup *s, int dir)
 {
 	struct stat st, up;
 	int fd = dup(dir), next, depth;
@@ -670,7 +675,7 @@ give_fd(struct sup *s, const struct req *q, int fd, int cloexec)
 /* ---- what an operation lands on ---- */
 
 enum zone {
-	Z_LANDLOCK,	/* Landlock grants writes here: let it judge */
+	Z_KERNEL,	/* the kernel grants writes here: let it judge */
 	Z_PERFORM,	/* writable, the kernel cannot say: sbx performs it */
 	Z_READONLY,	/* not writable */
 	Z_HELD,		/* a protected or --deny-write name, or a folder above one */
@@ -690,8 +695,8 @@ enum zone {
  * write, and then its path says nothing. The nearest folder at or above
  * pfd that a rule named decides, as the nearest rule does by name: a
  * writable folder below a read-only one (--scope in the root, -w below
- * a --deny-write folder) stays writable. None: k stands. Under bwrap a
- * held folder is a mount point, which no rename moves.
+ * a --deny-write folder) stays writable. None: k stands. With own mounts
+ * a held folder is a mount point, which no rename moves.
  */
 static enum rule_kind
 held_inode(const struct sup *s, int pfd, enum rule_kind k)
@@ -957,7 +962,7 @@ git_file_zone(const struct sup *s, const char *path)
 	return z == Z_GITCONFIG ? Z_HELD : z;
 }
 
-/* Paths of the sandbox's own: bwrap's /dev, /proc and /sys. */
+/* Paths of the sandbox's own: its own /dev, /proc and /sys. */
 static int
 own_tree(const char *path)
 {
@@ -980,7 +985,7 @@ zone_of(const struct sup *s, int pfd, const char *name, int how, char *full,
 	strcpy(full, strcmp(dir, "/") ? dir : "");
 	strcat(full, "/");
 	strcat(full, name);
-	/* Under bwrap its mounts judge what no rule holds. */
+	/* The sandbox's own mounts judge what no rule holds. */
 	if (s->own_mounts && own_tree(full))
 		return Z_PERFORM;
 	k = decide(s, full);
@@ -1004,7 +1009,7 @@ zone_of(const struct sup *s, int pfd, const char *name, int how, char *full,
 		return z;
 	}
 	/*
-	 * Where Landlock grants writes the kernel could do the call itself,
+	 * Where a grant lets the kernel write, it could do the call itself,
 	 * but it reads the path again: a thread that swaps a folder on it
 	 * for a link meanwhile lands the call where nothing judged it. When
 	 * git folders made in the run are held, anything in a grant may be
@@ -1012,12 +1017,12 @@ zone_of(const struct sup *s, int pfd, const char *name, int how, char *full,
 	 */
 	if (s->own_mounts || s->ngranted == 0 || s->hold_git)
 		return Z_PERFORM;
-	return landlock_writes(s, pfd) ? Z_LANDLOCK : Z_PERFORM;
+	return kernel_writes(s, pfd) ? Z_KERNEL : Z_PERFORM;
 }
 
 /*
  * The errno of a refusal. A held name that is not there may not be made
- * (EACCES); one that is answers as the mount point it is under bwrap
+ * (EACCES); one that is answers as the mount point it is with own mounts
  * (held: EEXIST for mkdir, EBUSY for a rename, EROFS for a write).
  */
 static int
@@ -1275,7 +1280,7 @@ ctty_open(struct sup *s, const struct req *q)
 
 /*
  * What an existing object opened for writing may be: the policy's say by
- * its path where the kernel does not judge it (Landlock), a held file of
+ * its path where no kernel grant judges it, a held file of
  * a git folder made in the run on every backend. 0, or the errno.
  */
 static int
@@ -1289,9 +1294,9 @@ existing_ok(const struct sup *s, const char *path)
 }
 
 /*
- * A device sbx may open for writing on the command's behalf under
- * Landlock: those Landlock lets it open (sbx_devices), and a terminal's
- * other end (--tty). Under bwrap, its /dev holds no other.
+ * A device sbx may open for writing on the command's behalf where the
+ * kernel's grants judge: those they let it open (sbx_devices), and a
+ * terminal's other end (--tty). The sandbox's own /dev holds no other.
  */
 static int
 device_ok(const struct stat *st)
@@ -1480,7 +1485,7 @@ do_tmpfile(struct sup *s, const struct req *q, int dirfd)
 	if (fd_path(dfd, path, sizeof(path)) < 0 ||
 	    (!s->own_mounts && decide(s, path) != RULE_WRITE)) {
 		refuse(s, q, path, EROFS);
-	} else if (!s->own_mounts && !s->hold_git && landlock_writes(s, dfd)) {
+	} else if (!s->own_mounts && !s->hold_git && kernel_writes(s, dfd)) {
 		go_on(s, q);
 	} else if ((fd = openat(dfd, ".", q->flags | O_CLOEXEC, mode)) < 0) {
 		answer(s, q, 0, errno);
@@ -1518,7 +1523,7 @@ do_entry(struct sup *s, const struct req *q, int pfd, const char *name)
 	answer(s, q, 0, r < 0 ? errno : 0);
 }
 
-/* The errno a held name that exists gives, by operation: bwrap's mounts. */
+/* The errno a held name that exists gives, by operation: a mount's. */
 static int
 held_errno(enum op op)
 {
@@ -1556,8 +1561,8 @@ entry_how(const struct req *q)
 /*
  * The target's own descriptor reopened (/proc/self/fd/N, /dev/stdout):
  * sbx reopens it through the target's /proc and judges what it reached.
- * Under Landlock the kernel may judge it again when no git folder made in
- * the run is held: a file that Landlock lets write is then one that sbx
+ * Under the kernel's grants it may be judged again when no git folder made
+ * in the run is held: a file that a grant lets write is then one that sbx
  * would let write (a held one is outside every grant).
  */
 static void
@@ -1605,11 +1610,11 @@ one_entry(struct sup *s, const struct req *q, int dirfd)
 		return;
 	}
 	if (q->c->op == OP_OPEN && strncmp(q->path, "/proc/", 6) == 0) {
-		/* bwrap's /proc is read-only whole; Landlock grants no write
-		 * below /proc but through a link there to a file elsewhere
-		 * (/proc/self/fd/N/name, /proc/PID/cwd/name), which it judges
-		 * by where the file is: in a grant, even a held git folder
-		 * made in the run. */
+		/* The sandbox's own /proc is read-only whole; no grant lets
+		 * write below /proc but through a link there to a file
+		 * elsewhere (/proc/self/fd/N/name, /proc/PID/cwd/name),
+		 * which the kernel judges by where the file is: in a grant,
+		 * even a held git folder made in the run. */
 		if (s->own_mounts)
 			answer(s, q, 0, EROFS);
 		else if (s->hold_git)
@@ -1630,8 +1635,8 @@ one_entry(struct sup *s, const struct req *q, int dirfd)
 		return;
 	}
 	z = zone_of(s, pfd, name, entry_how(q), full, sizeof(full));
-	/* Devices: Landlock's own rules say which may be opened. */
-	if (z == Z_LANDLOCK || (z == Z_READONLY && q->c->op == OP_OPEN &&
+	/* Devices: the kernel's own grants say which may be opened. */
+	if (z == Z_KERNEL || (z == Z_READONLY && q->c->op == OP_OPEN &&
 	    path_under(full, "/dev")))
 		go_on(s, q);
 	else if (z != Z_PERFORM)
@@ -1687,7 +1692,7 @@ link_fd(struct sup *s, const struct req *q, int src, int dirfd2)
 		return;
 	}
 	z = zone_of(s, p2, n2, ZA_AWAY | ZA_MAKE, f2, sizeof(f2));
-	if (z != Z_LANDLOCK && z != Z_PERFORM)
+	if (z != Z_KERNEL && z != Z_PERFORM)
 		refuse(s, q, f2, zone_errno(z, p2, n2, EEXIST));
 	else {
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", src);
@@ -1787,14 +1792,14 @@ two_paths(struct sup *s, const struct req *q, int p1, const char *n1, int p2,
 	    f2, sizeof(f2));
 	if (link && git_file_zone(s, f1) != Z_PERFORM)
 		refuse(s, q, f1, EACCES);
-	else if (z1 != Z_LANDLOCK && z1 != Z_PERFORM)
+	else if (z1 != Z_KERNEL && z1 != Z_PERFORM)
 		refuse(s, q, f1, link ? EXDEV : zone_errno(z1, p1, n1, EBUSY));
 	else if (z2 == Z_GITCONFIG && !link && !swap)
 		config_rename(s, q, p1, n1, p2, n2, f2);
-	else if (z2 != Z_LANDLOCK && z2 != Z_PERFORM)
+	else if (z2 != Z_KERNEL && z2 != Z_PERFORM)
 		refuse(s, q, f2, zone_errno(z2, p2, n2, link ? EEXIST :
 		    EBUSY));
-	else if (z1 == Z_LANDLOCK && z2 == Z_LANDLOCK)
+	else if (z1 == Z_KERNEL && z2 == Z_KERNEL)
 		go_on(s, q);
 	else {
 		if (link)
@@ -1807,8 +1812,8 @@ two_paths(struct sup *s, const struct req *q, int p1, const char *n1, int p2,
 }
 
 /*
- * rename(2) and link(2): two entries; Landlock judges when it grants
- * both. A hard link is a second name of its file: into a writable folder
+ * rename(2) and link(2): two entries; the kernel judges when grants
+ * cover both. A hard link is a second name of its file: into a writable folder
  * only from one, as a bind mount gives EXDEV across mounts; and renaming
  * a held name, or a folder above one, away is refused (EBUSY, a mount
  * point's answer).
@@ -2250,7 +2255,7 @@ host_local(const struct sup *s, const struct sockaddr_storage *a, int sfd,
  * proxy variables name, 127.0.0.1:BRIDGE_PORT, is redirected to where it
  * really listens), a host loopback port the user allowed, or a loopback
  * port the sandbox itself holds. *a is made the address to use; else the
- * errno bwrap's network namespace would give (no route, or nobody
+ * errno the sandbox's own network namespace would give (no route, or nobody
  * listening on its private loopback).
  */
 static int
@@ -2448,7 +2453,7 @@ net_send(struct sup *s, const struct req *q, int sfd, int type)
 	free(c.buf);
 }
 
-/* ---- abstract Unix sockets, where Landlock does not scope them ---- */
+/* ---- abstract Unix sockets, where the kernel does not scope them ---- */
 
 /* An abstract address, as /proc/net/unix shows it ('@' for each NUL). */
 static int
@@ -2524,11 +2529,11 @@ unix_send(struct sup *s, const struct req *q, int sfd)
 }
 
 /*
- * A Unix socket below Landlock abi 6: an abstract name is the sandbox's
+ * A Unix socket where the kernel scopes none: an abstract name is the sandbox's
  * own once one of its sockets bound it, and only those can be reached.
  * Where a socket connects or sends to is read once and used by sbx, so a
  * name of the file system cannot turn abstract after the check. A bind
- * to a name of the file system goes on, for Landlock to judge.
+ * to a name of the file system goes on, for the kernel's grants to judge.
  */
 static int proc_path(const struct req *, char *, size_t);
 
@@ -2564,7 +2569,7 @@ path_bind(struct sup *s, struct req *q, int sfd,
 		return;
 	}
 	z = zone_of(s, pfd, name, ZA_MAKE, full, sizeof(full));
-	if (z == Z_LANDLOCK) {
+	if (z == Z_KERNEL) {
 		go_on(s, q);
 	} else if (z != Z_PERFORM) {
 		refuse(s, q, full, zone_errno(z, pfd, name, EADDRINUSE));
@@ -2686,8 +2691,8 @@ net_call(struct sup *s, struct req *q)
 	}
 	dom = sock_opt(sfd, SOL_SOCKET, SO_DOMAIN);
 	type = sock_opt(sfd, SOL_SOCKET, SO_TYPE);
-	/* Under bwrap only bind(2) comes here, for its Unix names: the
-	 * network namespace judges the rest. */
+	/* With its own mounts only bind(2) comes here, for its Unix names:
+	 * the sandbox's network namespace judges the rest. */
 	if (s->own_mounts && dom != AF_UNIX) {
 		go_on(s, q);
 		goto out;
@@ -2753,7 +2758,7 @@ out:
 	close(sfd);
 }
 
-/* ---- signals, where Landlock does not scope them (abi < 6) ---- */
+/* ---- signals, where the kernel does not scope them ---- */
 
 #define F_SETOWN_EX_	15
 #define FIOSETOWN_	0x8901
@@ -2827,8 +2832,8 @@ tgid_of(pid_t tid)
 
 /*
  * kill(-1) or kill(-pgrp): to the sandbox's processes of that set only,
- * as Landlock's scope would: each one signalled, the others spared. The
- * caller itself is spared by kill(-1), as by the kernel.
+ * as the kernel's signal scope would: each one signalled, the others
+ * spared. The caller itself is spared by kill(-1), as by the kernel.
  */
 static int
 kill_set(const struct sup *s, const struct req *q, pid_t pgrp, int sig)
@@ -2928,7 +2933,7 @@ set_owner(struct sup *s, const struct req *q)
 
 /*
  * A signal by pid: to a process of the sandbox, or refused with EPERM,
- * as Landlock's signal scope (abi 6) refuses it. A pid checked here could
+ * as the kernel's signal scope refuses it. A pid checked here could
  * be reused before the kernel delivers: pidfd_send_signal(2) is exact,
  * kill(2) to a pid is not, the window being the time a process needs to
  * die and its pid to be handed out again.
@@ -2985,10 +2990,10 @@ signal_call(struct sup *s, const struct req *q)
 
 /*
  * inotify_add_watch(2): a watch would name the entries made later in a
- * denied folder, which bwrap's empty folder hides. The path is resolved
- * here and judged; the watch is added here, by sbx, on the target's own
- * inotify descriptor and on what sbx resolved, so no path changed after
- * the check is watched.
+ * denied folder, which an empty folder mounted over it hides. The path
+ * is resolved here and judged; the watch is added here, by sbx, on the
+ * target's own inotify descriptor and on what sbx resolved, so no path
+ * changed after the check is watched.
  */
 static void
 watch(struct sup *s, const struct req *q)
@@ -3082,7 +3087,7 @@ read_req(struct req *q)
 }
 
 /*
- * Under bwrap a path through /proc/PID/root or /proc/PID/cwd (a magic
+ * With its own mounts a path through /proc/PID/root or /proc/PID/cwd (a magic
  * link, which sbx does not follow for the target) is the path below it in
  * the sandbox's root, or in the target's own folder: every process there
  * shares one root, and only its own folder is the target's to name. 1
@@ -3134,8 +3139,8 @@ proc_path(const struct req *q, char *path, size_t size)
 }
 
 /*
- * A call the filter refuses that is also one sbx performs (the bwrap
- * flavour hands both on): a device node, a set-id regular file by mknod,
+ * A call the filter refuses that is also one sbx performs (the flavour
+ * for own mounts hands both on): a device node, a set-id regular file by mknod,
  * a terminal ioctl (TIOCSTI, TIOCLINUX) where signals are not judged here.
  */
 static int
@@ -3304,7 +3309,7 @@ sup_main(void *arg)
 
 /*
  * The supervisor for a plan: the policy's rules, and the folders whose
- * Landlock grants let the kernel judge writes below them.
+ * grants let the kernel judge writes below them.
  */
 struct sup *
 notify_new(const struct sup_conf *cf)
@@ -3334,7 +3339,7 @@ notify_new(const struct sup_conf *cf)
 			s->r[s->n++].path = xstrdup(pol->r[i].path);
 		}
 	}
-	/* The very folders Landlock's rules were added on, by descriptor:
+	/* The very folders the kernel's grants were added on, by descriptor:
 	 * a name looked up again could be another folder by now. */
 	s->granted = xcalloc(n + 1, sizeof(*s->granted));
 	for (i = 0; i < n && s->ngranted < MAX_GRANTED; i++) {
@@ -3388,7 +3393,7 @@ notify_start(struct sup *s, int listener, pid_t child)
 		close(listener);
 		return;
 	}
-	/* The sandbox's own "/" (bwrap's mount namespace), opened once: what
+	/* The sandbox's own "/" (its mount namespace), opened once: what
 	 * the command's absolute paths and links mean. */
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)child);
 	s->root = open(s->own_mounts ? path : "/", O_PATH | O_DIRECTORY |
@@ -3478,7 +3483,7 @@ notify_free(struct sup *s)
 /* ---- the filter's refusals, reported ---- */
 
 /*
- * The bwrap filter refuses what no sandboxed job needs (mounts,
+ * The filter for own mounts refuses what no sandboxed job needs (mounts,
  * namespaces, keyrings, Unix sockets unless allowed, device nodes, ...)
  * by handing the call to the supervisor, which answers EPERM, as the
  * filter would, and notes what was refused: the command's own calls can
