@@ -158,7 +158,9 @@ bind_opened(struct strv *v, struct bwrap_priv *bp, const char *op,
 	push3(v, op, num, path);
 	snprintf(id, sizeof(id), "%llu:%llu", (unsigned long long)st->st_dev,
 	    (unsigned long long)st->st_ino);
-	check(bp, ro ? "ro" : "rw", id, path);
+	/* wro: a writable path the host's mount keeps read-only. */
+	check(bp, !strcmp(op, "--bind-fd") ? (ro ? "wro" : "rw") : "ro", id,
+	    path);
 }
 
 /*

@@ -2558,7 +2558,8 @@ path_bind(struct sup *s, struct req *q, int sfd,
 	n = len > off ? strnlen(from->sun_path, len - off) : 0;
 	memcpy(path, from->sun_path, n);
 	path[n] = '\0';
-	if (s->own_mounts && proc_path(q, path, sizeof(path)) < 0) {
+	/* /proc/self/cwd/NAME, /proc/self/root/PATH: what they lead to. */
+	if (proc_path(q, path, sizeof(path)) < 0) {
 		refuse(s, q, path, EACCES);
 		return;
 	}
@@ -2607,20 +2608,35 @@ unix_call(struct sup *s, struct req *q, int sfd)
 	struct stat st;
 	int r, abstract;
 
-	/* A name of the file system: held names are judged here. */
+	/*
+	 * Where held names are judged here, every bind(2) is done here, on
+	 * the address as read once: let go on, the kernel would read it
+	 * again from the command's memory, which another of its threads
+	 * may have changed to a name of the file system since.
+	 */
 	if (q->c->op == OP_BIND && (s->own_mounts || s->hold_git) &&
 	    (len = (socklen_t)a[2]) > sizeof(sa_family_t)) {
+		if (len > sizeof(to)) {
+			answer(s, q, 0, EINVAL);
+			return;
+		}
 		if (read_addr(q, a[1], len, &to) < 0) {
 			answer(s, q, 0, errno);
 			return;
 		}
-		/* Another family, or too long: the kernel's EINVAL. */
 		if (to.ss_family == AF_UNIX &&
 		    len <= sizeof(struct sockaddr_un) &&
 		    !abstract_name(&to, len, name)) {
 			path_bind(s, q, sfd, &to, len);
 			return;
 		}
+		/* Abstract, another family, too long: as the kernel says. */
+		r = bind(sfd, (struct sockaddr *)&to, len);
+		if (r == 0 && s->scope && abstract_name(&to, len, name) &&
+		    fstat(sfd, &st) == 0)
+			note_abstract(s, name, st.st_ino);
+		answer(s, q, 0, r < 0 ? errno : 0);
+		return;
 	}
 	if (!s->scope || q->c->op == OP_LISTEN ||
 	    (q->c->op == OP_SENDTO && a[4] == 0)) {

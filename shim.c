@@ -557,12 +557,48 @@ overridden(const struct strv *c, size_t j)
 	return 0;
 }
 
+/* A kind of check whose path is writable by the policy. */
+static int
+writable_kind(const char *kind)
+{
+	return strcmp(kind, "rw") == 0 || strcmp(kind, "wro") == 0;
+}
+
+/*
+ * mp lies below a path the policy makes writable (rw, wro), with no
+ * other check at or above mp below that path: a mount of the host's own
+ * in a writable folder (a bind or a volume in the workspace), which the
+ * recursive bind carried in.
+ */
+static int
+below_writable(const struct strv *c, const char *mp)
+{
+	size_t j, k;
+
+	for (j = 0; j + 2 < c->n; j += 3) {
+		if (!writable_kind(c->v[j]) || strcmp(mp, c->v[j + 2]) == 0 ||
+		    !path_under(mp, c->v[j + 2]))
+			continue;
+		for (k = 0; k + 2 < c->n; k += 3)
+			if (!writable_kind(c->v[k]) &&
+			    path_under(mp, c->v[k + 2]) &&
+			    path_under(c->v[k + 2], c->v[j + 2]) &&
+			    strcmp(c->v[k + 2], c->v[j + 2]) != 0)
+				break;
+		if (k + 2 >= c->n)
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * The mounts as bwrap made them, before anything of the command's runs:
  * every checked path is there, reached without a link, as the inode sbx
- * checked (rw, ro) or an empty read-only cover, with the last mount there
- * read-only or not as asked; and no writable mount lies anywhere else but
- * bwrap's own /dev and the run's /tmp. A folder swapped for a symbolic
+ * checked (rw, wro, ro) or an empty read-only cover, with the last mount
+ * there read-only or not as asked (wro: a writable path on a read-only
+ * mount of the host's); and no writable mount lies anywhere else but
+ * bwrap's own /dev, the run's /tmp and the host's own mounts below a
+ * writable path (below_writable()). A folder swapped for a symbolic
  * link while sbx started sends a mount elsewhere, and bwrap's name
  * lookups follow it: caught here, the launch fails (closed).
  */
@@ -582,7 +618,8 @@ check_mounts(void)
 	for (i = 0; ok && i < n; i++)
 		if (m[i].rw && !path_under(m[i].path, "/dev") &&
 		    !expected(&c, m[i].path, "rw") &&
-		    !expected(&c, m[i].path, "tmp"))
+		    !expected(&c, m[i].path, "tmp") &&
+		    !below_writable(&c, m[i].path))
 			ok = 0;
 	for (j = 0; ok && j + 2 < c.n; j += 3) {
 		if (overridden(&c, j))
@@ -593,7 +630,7 @@ check_mounts(void)
 		}
 		close(fd);
 		rw = strcmp(c.v[j], "rw") == 0 || strcmp(c.v[j], "tmp") == 0;
-		if ((strcmp(c.v[j], "rw") == 0 || strcmp(c.v[j], "ro") == 0) &&
+		if ((writable_kind(c.v[j]) || strcmp(c.v[j], "ro") == 0) &&
 		    (sscanf(c.v[j + 1], "%llu:%llu", &dev, &ino) != 2 ||
 		    dev != (unsigned long long)st.st_dev ||
 		    ino != (unsigned long long)st.st_ino))

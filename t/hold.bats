@@ -133,6 +133,8 @@ with open("F/config", "a") as f:
     f.write("[core]\n\tfsmonitor = touch ran\n")
 if bind("F/HEAD") == 0:
     sys.exit("bound F/HEAD")
+if bind("/proc/self/cwd/pc.sock") != 0 or not os.path.exists("pc.sock"):
+    sys.exit("a bind through /proc/self/cwd")
 os.umask(0o077)
 if bind("ok.sock") != 0 or (os.stat("ok.sock").st_mode & 0o777) != 0o700:
     sys.exit("control")
@@ -143,6 +145,68 @@ print("done")'
 		[ ! -e "$ws/.envrc" ] && [ ! -e "$ws/.git/hooks/pre-commit" ]
 		[ ! -e "$ws/.git/commondir" ] && [ ! -e "$ws/.claude" ]
 		[ ! -e "$ws/F/HEAD" ]
+	done
+}
+
+@test "hold: bind(2)'s address changed by another thread during the call lands no held name" {
+	command -v cc >/dev/null || sbx_skip "no C compiler (cc)"
+	cat >"$BATS_TEST_TMPDIR/flip.c" <<'EOF'
+/* flip NAME N: binds NAME N times while a thread turns the address
+ * abstract and back (sun_path[0]); prints how many binds made NAME. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+static struct sockaddr_un a;
+static volatile char first;
+static void *flip(void *p)
+{
+	(void)p;
+	for (;;) {
+		((volatile char *)a.sun_path)[0] = 0;
+		((volatile char *)a.sun_path)[0] = first;
+	}
+	return NULL;
+}
+int main(int argc, char **argv)
+{
+	pthread_t t;
+	struct stat st;
+	int i, n = atoi(argv[2]), made = 0;
+
+	(void)argc;
+	a.sun_family = AF_UNIX;
+	strcpy(a.sun_path, argv[1]);
+	first = argv[1][0];
+	pthread_create(&t, NULL, flip, NULL);
+	for (i = 0; i < n; i++) {
+		int s = socket(AF_UNIX, SOCK_STREAM, 0);
+		bind(s, (struct sockaddr *)&a, sizeof(a));
+		close(s);
+		if (lstat(argv[1], &st) == 0) {
+			made++;
+			unlink(argv[1]);
+		}
+	}
+	printf("%d ", made);
+	return 0;
+}
+EOF
+	cc -O2 -pthread -o "$ws/flip" "$BATS_TEST_TMPDIR/flip.c"
+	for b in $backends; do
+		rm -f "$ws/.envrc" "$ws/ok.sock"
+		run --separate-stderr "$SBX" --backend "$b" --allow-unix-sockets \
+		    -C "$ws" -- sh -c './flip .envrc 3000; ./flip ok.sock 300'
+		[ "$(kv exit_code)" = 0 ] || { echo "$b: $(kv exit_code) $(kv stderr)"; false; }
+		# none at the held name; the control's path binds land
+		set -- $(kv stdout)
+		[ "$1" = 0 ] || { echo "$b: $1 sockets made at .envrc"; false; }
+		[ "$2" -gt 0 ]
+		[ ! -e "$ws/.envrc" ]
 	done
 }
 
