@@ -1812,10 +1812,10 @@ two_paths(struct sup *s, const struct req *q, int p1, const char *n1, int p2,
 }
 
 /*
- * rename(2) and link(2): two entries; the kernel judges when grants
- * cover both. A hard link is a second name of its file: into a writable folder
- * only from one, as a bind mount gives EXDEV across mounts; and renaming
- * a held name, or a folder above one, away is refused (EBUSY, a mount
+ * rename(2) and link(2): two entries; the kernel judges when grants cover
+ * both. A hard link is a second name of its file: into a writable folder
+ * only from one, as a bind mount gives EXDEV across mounts; and renaming a
+ * held name, or a folder above one, away is refused (EBUSY, a mount
  * point's answer).
  */
 static void
@@ -2255,8 +2255,8 @@ host_local(const struct sup *s, const struct sockaddr_storage *a, int sfd,
  * proxy variables name, 127.0.0.1:BRIDGE_PORT, is redirected to where it
  * really listens), a host loopback port the user allowed, or a loopback
  * port the sandbox itself holds. *a is made the address to use; else the
- * errno the sandbox's own network namespace would give (no route, or nobody
- * listening on its private loopback).
+ * errno the sandbox's own network namespace would give (no route, or
+ * nobody listening on its private loopback).
  */
 static int
 destination(const struct sup *s, struct sockaddr_storage *a, int sfd,
@@ -2528,13 +2528,6 @@ unix_send(struct sup *s, const struct req *q, int sfd)
 	free(c.buf);
 }
 
-/*
- * A Unix socket where the kernel scopes none: an abstract name is the sandbox's
- * own once one of its sockets bound it, and only those can be reached.
- * Where a socket connects or sends to is read once and used by sbx, so a
- * name of the file system cannot turn abstract after the check. A bind
- * to a name of the file system goes on, for the kernel's grants to judge.
- */
 static int proc_path(const struct req *, char *, size_t);
 
 /*
@@ -2569,10 +2562,10 @@ path_bind(struct sup *s, struct req *q, int sfd,
 		    errno == ELOOP ? EACCES : errno);
 		return;
 	}
+	/* Never let go on: the kernel would read the address again. A
+	 * grant's folder is one the policy lets write, as performed. */
 	z = zone_of(s, pfd, name, ZA_MAKE, full, sizeof(full));
-	if (z == Z_KERNEL) {
-		go_on(s, q);
-	} else if (z != Z_PERFORM) {
+	if (z != Z_PERFORM && z != Z_KERNEL) {
 		refuse(s, q, full, zone_errno(z, pfd, name, EADDRINUSE));
 	} else if ((here = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0 ||
 	    fchdir(pfd) < 0) {
@@ -2598,6 +2591,15 @@ path_bind(struct sup *s, struct req *q, int sfd,
 	close(pfd);
 }
 
+/*
+ * A Unix socket where the kernel scopes none: an abstract name is the
+ * sandbox's own once one of its sockets bound it, and only those can be
+ * reached. Where a socket connects or sends to is read once and used by
+ * sbx, so a name of the file system cannot turn abstract after the
+ * check. Where held names are judged here, every bind is done here
+ * (path_bind() for a name of the file system); elsewhere one to a name of
+ * the file system goes on, for the kernel's grants to judge.
+ */
 static void
 unix_call(struct sup *s, struct req *q, int sfd)
 {
@@ -3103,11 +3105,11 @@ read_req(struct req *q)
 }
 
 /*
- * With its own mounts a path through /proc/PID/root or /proc/PID/cwd (a magic
- * link, which sbx does not follow for the target) is the path below it in
- * the sandbox's root, or in the target's own folder: every process there
- * shares one root, and only its own folder is the target's to name. 1
- * when path was rewritten, -1 when it names another's folder.
+ * With its own mounts a path through /proc/PID/root or /proc/PID/cwd (a
+ * magic link, which sbx does not follow for the target) is the path below
+ * it in the sandbox's root, or in the target's own folder: every process
+ * there shares one root, and only its own folder is the target's to name.
+ * 1 when path was rewritten, -1 when it names another's folder.
  */
 static int
 proc_path(const struct req *q, char *path, size_t size)
@@ -3155,9 +3157,10 @@ proc_path(const struct req *q, char *path, size_t size)
 }
 
 /*
- * A call the filter refuses that is also one sbx performs (the flavour
- * for own mounts hands both on): a device node, a set-id regular file by mknod,
- * a terminal ioctl (TIOCSTI, TIOCLINUX) where signals are not judged here.
+ * A call the filter refuses that is also one sbx performs (the flavour for
+ * own mounts hands both on): a device node, a set-id regular file by
+ * mknod, a terminal ioctl (TIOCSTI, TIOCLINUX) where signals are not
+ * judged here.
  */
 static int
 filter_refused(const struct sup *s, const struct req *q)
