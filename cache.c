@@ -161,8 +161,15 @@ make_dir(const char *path, size_t keep, struct sbx_err *e)
 		if (s)
 			*s = '\0';
 		if (mkdir(p, 0700) < 0 && errno != EEXIST) {
-			sbx_errf(e, ERR_PATH, "--cache: %s: %s", shown(p),
-			    strerror(errno));
+			/* Say which folder was being made: the root below
+			 * a home that is not there reads as a riddle. */
+			if (s != NULL)
+				sbx_errf(e, ERR_PATH, "--cache: making %s: %s: "
+				    "%s", shown(path), shown(p),
+				    strerror(errno));
+			else
+				sbx_errf(e, ERR_PATH, "--cache: %s: %s",
+				    shown(p), strerror(errno));
 			free(p);
 			return -1;
 		}
