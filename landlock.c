@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -376,6 +377,121 @@ merge_rules(struct ll_plan *p)
 	p->n = j + 1;
 }
 
+/* One line of /proc/self/mountinfo: its device, root and mount point. */
+struct mnt_line {
+	char	dev[32];
+	char	root[PATH_MAX];
+	char	at[PATH_MAX];
+};
+
+/* mountinfo's octal escapes (\040 for a space), in place. */
+static void
+mnt_unescape(char *s)
+{
+	char *d = s;
+
+	for (; *s; s++, d++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*d = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
+			    (s[3] - '0'));
+			s += 3;
+		} else
+			*d = *s;
+	}
+	*d = '\0';
+}
+
+static size_t
+read_mnts(struct mnt_line **out)
+{
+	struct mnt_line *m = NULL;
+	size_t n = 0, cap = 0;
+	char line[3 * PATH_MAX], dev[32], *root, *at;
+	FILE *f;
+
+	if ((f = fopen("/proc/self/mountinfo", "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... */
+		if (sscanf(line, "%*s %*s %31s", dev) != 1 ||
+		    (root = strchr(line, ' ')) == NULL ||
+		    (root = strchr(root + 1, ' ')) == NULL ||
+		    (root = strchr(root + 1, ' ')) == NULL ||
+		    (at = strchr(++root, ' ')) == NULL)
+			continue;
+		*at++ = '\0';
+		if (strchr(at, ' ') == NULL)
+			continue;
+		*strchr(at, ' ') = '\0';
+		if (n == cap)
+			m = xrealloc(m, (cap = 2 * cap + 32) * sizeof(*m));
+		snprintf(m[n].dev, sizeof(m[n].dev), "%s", dev);
+		snprintf(m[n].root, sizeof(m[n].root), "%s", root);
+		snprintf(m[n].at, sizeof(m[n].at), "%s", at);
+		mnt_unescape(m[n].root);
+		mnt_unescape(m[n].at);
+		n++;
+	}
+	fclose(f);
+	*out = m;
+	return n;
+}
+
+/*
+ * Landlock's rules hold inodes, not paths: a --deny-read path on a mount
+ * whose file system shows the same folders at another mount too (a bind
+ * mount in the workspace of a folder that is readable where it lies) is
+ * read there through the grant on the other path, and nothing hides it.
+ * Such a policy is refused (closed) rather than run weaker. For each
+ * mount on the way to the path (the last at each point counts), the
+ * path's place in that file system, and any other mount of the same
+ * device whose root holds it. 0, or -1 with e set.
+ */
+static int
+deny_read_shown_elsewhere(const struct policy *pol, struct sbx_err *e)
+{
+	struct mnt_line *m = NULL;
+	size_t n = 0, i, j, k;
+	char fs[2 * PATH_MAX];
+	int bad = 0;
+
+	for (i = 0; i < pol->n && !bad; i++) {
+		const struct rule *r = &pol->r[i];
+		const char *rest;
+
+		if (r->kind != RULE_DENY_READ || r->type == PATH_MISSING)
+			continue;
+		if (m == NULL && (n = read_mnts(&m)) == 0)
+			break;
+		for (j = 0; j < n && !bad; j++) {
+			if (!path_under(r->path, m[j].at))
+				continue;
+			/* covered by a later mount at the same point */
+			for (k = j + 1; k < n && strcmp(m[k].at, m[j].at); k++)
+				;
+			if (k < n)
+				continue;
+			rest = r->path + (strcmp(m[j].at, "/") ?
+			    strlen(m[j].at) : 0);
+			snprintf(fs, sizeof(fs), "%s%s", strcmp(m[j].root,
+			    "/") ? m[j].root : "", *rest ? rest : "/");
+			for (k = 0; k < n && !bad; k++)
+				if (k != j && strcmp(m[k].dev, m[j].dev) == 0 &&
+				    strcmp(m[k].at, m[j].at) != 0 &&
+				    path_under(fs, m[k].root))
+					bad = 1;
+		}
+		if (bad)
+			sbx_errf(e, ERR_POLICY, "--deny-read %s: its mount "
+			    "shows the same folders elsewhere too (a bind "
+			    "mount): Landlock holds inodes and cannot hide it "
+			    "there; use --backend bwrap", shown(r->path));
+	}
+	free(m);
+	return bad ? -1 : 0;
+}
+
 static int
 plan_rules(struct ll_plan *p, const struct policy *pol, struct sbx_err *e)
 {
@@ -654,7 +770,8 @@ landlock_build(const struct plan *pl, struct launch *l, struct sbx_err *e)
 	p->scoped = abi >= ABI_SCOPED ? SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL : 0;
 	p->proxy = o->net == NET_PROXY;
 	p->rfd = -1;
-	if (plan_rules(p, pl->pol, e) < 0)
+	if (deny_read_shown_elsewhere(pl->pol, e) < 0 ||
+	    plan_rules(p, pl->pol, e) < 0)
 		return -1;
 	if (!o->dry_run && make_ruleset(p, pl->pol, e) < 0)
 		return -1;

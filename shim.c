@@ -565,42 +565,17 @@ writable_kind(const char *kind)
 }
 
 /*
- * mp lies below a path the policy makes writable (rw, wro), with no
- * other check at or above mp below that path: a mount of the host's own
- * in a writable folder (a bind or a volume in the workspace), which the
- * recursive bind carried in.
- */
-static int
-below_writable(const struct strv *c, const char *mp)
-{
-	size_t j, k;
-
-	for (j = 0; j + 2 < c->n; j += 3) {
-		if (!writable_kind(c->v[j]) || strcmp(mp, c->v[j + 2]) == 0 ||
-		    !path_under(mp, c->v[j + 2]))
-			continue;
-		for (k = 0; k + 2 < c->n; k += 3)
-			if (!writable_kind(c->v[k]) &&
-			    path_under(mp, c->v[k + 2]) &&
-			    path_under(c->v[k + 2], c->v[j + 2]) &&
-			    strcmp(c->v[k + 2], c->v[j + 2]) != 0)
-				break;
-		if (k + 2 >= c->n)
-			return 1;
-	}
-	return 0;
-}
-
-/*
  * The mounts as bwrap made them, before anything of the command's runs:
  * every checked path is there, reached without a link, as the inode sbx
  * checked (rw, wro, ro) or an empty read-only cover, with the last mount
  * there read-only or not as asked (wro: a writable path on a read-only
  * mount of the host's); and no writable mount lies anywhere else but
- * bwrap's own /dev, the run's /tmp and the host's own mounts below a
- * writable path (below_writable()). A folder swapped for a symbolic
- * link while sbx started sends a mount elsewhere, and bwrap's name
- * lookups follow it: caught here, the launch fails (closed).
+ * bwrap's own /dev and the run's /tmp: not even the host's own mounts
+ * below a writable path, which a folder swapped while bwrap mounts would
+ * leave uncovered where a read-only path was asked. A folder swapped (for
+ * a symbolic link, or with another folder) while sbx started sends a
+ * mount elsewhere, and bwrap's name lookups follow it: caught here, the
+ * launch fails (closed).
  */
 static int
 check_mounts(void)
@@ -618,8 +593,7 @@ check_mounts(void)
 	for (i = 0; ok && i < n; i++)
 		if (m[i].rw && !path_under(m[i].path, "/dev") &&
 		    !expected(&c, m[i].path, "rw") &&
-		    !expected(&c, m[i].path, "tmp") &&
-		    !below_writable(&c, m[i].path))
+		    !expected(&c, m[i].path, "tmp"))
 			ok = 0;
 	for (j = 0; ok && j + 2 < c.n; j += 3) {
 		if (overridden(&c, j))

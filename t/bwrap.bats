@@ -938,27 +938,16 @@ os.execv(sys.argv[2], sys.argv[2:])' "$out/file" "$SBX" --backend bwrap -C "$ws"
 	[ ! -e "$BATS_TEST_TMPDIR/robase/g" ]
 }
 
-@test "files: the host's own mounts inside a writable path stay as the host has them" {
+@test "files: a host's writable mount inside the workspace fails the launch closed (caveat)" {
 	is_root || skip "needs root to make mounts"
-	mkdir -p "$ws/inner" "$BATS_TEST_TMPDIR/src" "$BATS_TEST_TMPDIR/ro/in" \
-	    "$BATS_TEST_TMPDIR/robase/in" "$BATS_TEST_TMPDIR/isrc"
+	mkdir -p "$ws/inner" "$BATS_TEST_TMPDIR/src"
 	mount --bind "$BATS_TEST_TMPDIR/src" "$ws/inner"
 	romnt="$ws/inner"
 	run --separate-stderr "$SBX" --backend bwrap -C "$ws" -- sh -c 'echo x > inner/f'
-	[ "$(kv exit_code)" = 0 ] || { kv error_message; false; }
-	umount "$ws/inner"
-	[ "$(cat "$BATS_TEST_TMPDIR/src/f")" = x ]
-	# A writable mount inside a read-only one given as writable.
-	mount --bind "$BATS_TEST_TMPDIR/robase" "$BATS_TEST_TMPDIR/ro"
-	romnt="$BATS_TEST_TMPDIR/ro"
-	mount -o remount,ro,bind "$romnt"
-	mount --bind "$BATS_TEST_TMPDIR/isrc" "$romnt/in"
-	run --separate-stderr "$SBX" --backend bwrap -C "$romnt" -- sh -c 'echo y > in/f && echo z > g'
-	[ "$(kv exit_code)" = 2 ] || { kv error_message; false; }
-	[[ "$(kv stderr)" == *"Read-only file system"* ]]
-	umount "$romnt/in"; umount "$romnt" && romnt=
-	[ "$(cat "$BATS_TEST_TMPDIR/isrc/f")" = y ]
-	[ ! -e "$BATS_TEST_TMPDIR/robase/g" ]
+	[ "$status" -eq 125 ]
+	[ "$(kv error)" = sandbox ]
+	umount "$ws/inner" && romnt=
+	[ ! -e "$BATS_TEST_TMPDIR/src/f" ]
 }
 
 @test "dry-run: a rule that restates the one before it is one mount, not two" {

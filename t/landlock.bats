@@ -20,6 +20,7 @@ setup() {
 }
 
 teardown() {
+	[ -z "${bound:-}" ] || umount "$bound" 2>/dev/null || true
 	if [ -n "${scratch:-}" ]; then
 		rm -rf "$scratch"
 	fi
@@ -785,4 +786,25 @@ tasks() {
 	python3 "$ws/survivor.py" "$ws/log" "$out/file" "$out/no.sock" direct
 	grep -qx "chmod ok" "$ws/log"
 	[ "$(stat -c %a "$out/file")" = 4777 ]
+}
+
+@test "landlock: --deny-read on a folder a bind mount shows elsewhere too is refused, not left readable" {
+	is_root || skip "needs root to make a bind mount"
+	mkdir -p "$ws/x/p" "$BATS_TEST_TMPDIR/V"
+	echo secret >"$BATS_TEST_TMPDIR/V/sec"
+	mount --bind "$BATS_TEST_TMPDIR/V" "$ws/x/p"
+	bound="$ws/x/p"
+	for d in "$ws/x/p/sec" "$ws/x/p"; do
+		run --separate-stderr "$SBX" --backend landlock -C "$ws" --deny-read "$d" -- cat x/p/sec
+		[ "$status" -eq 125 ]
+		[ "$(kv error)" = policy ]
+		[[ "$stderr" == *"Landlock holds inodes"* ]]
+		[[ "$output" != *secret* ]]
+	done
+	umount "$bound" && bound=
+	# positive control: an ordinary folder is hidden
+	mkdir -p "$ws/plain" && echo secret >"$ws/plain/sec"
+	run --separate-stderr "$SBX" --backend landlock -C "$ws" --deny-read "$ws/plain/sec" -- cat plain/sec
+	[ "$(kv exit_code)" = 1 ]
+	[[ "$(kv stdout)" != *secret* ]]
 }
