@@ -384,24 +384,6 @@ struct mnt_line {
 	char	at[PATH_MAX];
 };
 
-/* mountinfo's octal escapes (\040 for a space), in place. */
-static void
-mnt_unescape(char *s)
-{
-	char *d = s;
-
-	for (; *s; s++, d++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
-		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*d = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
-			    (s[3] - '0'));
-			s += 3;
-		} else
-			*d = *s;
-	}
-	*d = '\0';
-}
-
 static size_t
 read_mnts(struct mnt_line **out)
 {

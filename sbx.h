@@ -326,6 +326,7 @@ int64_t	 now_ms(void);
 char	*shell_quote(const char *);
 char	*path_join(const char *, const char *);
 int	 path_under(const char *, const char *);
+void	 mnt_unescape(char *);
 const char *signal_name(int);
 int	 set_cloexec(int);
 int	 set_nonblock(int);

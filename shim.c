@@ -428,24 +428,6 @@ reopen_all(int argc, char **argv, int end)
 }
 
 #ifdef __linux__
-/* A mount point as /proc/self/mountinfo writes it: \ooo for odd bytes. */
-static void
-unescape(char *s)
-{
-	char *d = s;
-
-	for (; *s; s++, d++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
-		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*d = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
-			    (s[3] - '0'));
-			s += 3;
-		} else
-			*d = *s;
-	}
-	*d = '\0';
-}
-
 /* Whether a check of this kind names path. */
 static int
 expected(const struct strv *c, const char *mp, const char *kind)
@@ -532,7 +514,7 @@ read_mounts(struct mnt **out, char **buf)
 			f[k] = strsep(&p, " ");
 		if (k < 7 || f[5] == NULL)
 			continue;
-		unescape(f[4]);
+		mnt_unescape(f[4]);
 		if (n == max)
 			m = xrealloc(m, (max = 2 * max + 64) * sizeof(*m));
 		m[n].path = f[4];

@@ -361,6 +361,28 @@ path_under(const char *path, const char *dir)
 	return path[n] == '\0' || path[n] == '/';
 }
 
+/*
+ * A field of /proc/self/mountinfo (a root, a mount point) as the kernel
+ * writes it, \ooo for a space, a tab, a newline or a backslash: decoded
+ * in place.
+ */
+void
+mnt_unescape(char *s)
+{
+	char *d = s;
+
+	for (; *s; s++, d++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*d = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
+			    (s[3] - '0'));
+			s += 3;
+		} else
+			*d = *s;
+	}
+	*d = '\0';
+}
+
 const char *
 signal_name(int sig)
 {
