@@ -377,47 +377,88 @@ merge_rules(struct ll_plan *p)
 	p->n = j + 1;
 }
 
-/* One line of /proc/self/mountinfo: its device, root and mount point. */
+/* One line of /proc/self/mountinfo: its device, root and mount point,
+ * pointing into the table's text (mnts.text). */
 struct mnt_line {
-	char	dev[32];
-	char	root[PATH_MAX];
-	char	at[PATH_MAX];
+	const char	*dev;
+	const char	*root;
+	const char	*at;
 };
 
-static size_t
-read_mnts(struct mnt_line **out)
-{
-	struct mnt_line *m = NULL;
-	size_t n = 0, cap = 0;
-	char line[3 * PATH_MAX], dev[32], *root, *at;
-	FILE *f;
+struct mnts {
+	char		*text;
+	struct mnt_line	*m;
+	size_t		 n;
+};
 
-	if ((f = fopen("/proc/self/mountinfo", "re")) == NULL)
-		return 0;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... */
-		if (sscanf(line, "%*s %*s %31s", dev) != 1 ||
-		    (root = strchr(line, ' ')) == NULL ||
-		    (root = strchr(root + 1, ' ')) == NULL ||
-		    (root = strchr(root + 1, ' ')) == NULL ||
-		    (at = strchr(++root, ' ')) == NULL)
+/* The field after s's next space, cut off at its own space; or NULL. */
+static char *
+next_field(char **s)
+{
+	char *f, *sp;
+
+	if (*s == NULL || (sp = strchr(*s, ' ')) == NULL)
+		return *s = NULL;
+	f = sp + 1;
+	*sp = '\0';
+	*s = f;
+	return f;
+}
+
+/*
+ * The mount table, read whole in one buffer and split in place: a copy
+ * of each line's fields would touch pages of their own, which cost more
+ * than the kernel's writing of the table. 0 entries when it cannot be
+ * read.
+ */
+static void
+read_mnts(struct mnts *t)
+{
+	size_t len = 0, cap = 16384, cap_m = 0;
+	char *line, *nl, *s, *dev, *root, *at;
+	ssize_t r;
+	int fd;
+
+	memset(t, 0, sizeof(*t));
+	if ((fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)) < 0)
+		return;
+	t->text = xmalloc(cap);
+	while ((r = read(fd, t->text + len, cap - len - 1)) != 0) {
+		if (r < 0 && errno == EINTR)
 			continue;
-		*at++ = '\0';
-		if (strchr(at, ' ') == NULL)
+		if (r < 0) {
+			len = 0;
+			break;
+		}
+		if ((len += (size_t)r) + 1 == cap)
+			t->text = xrealloc(t->text, cap *= 2);
+	}
+	close(fd);
+	t->text[len] = '\0';
+	for (line = t->text; *line; line = nl) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... */
+		if ((nl = strchr(line, '\n')) != NULL)
+			*nl++ = '\0';
+		else
+			nl = line + strlen(line);
+		s = line;
+		(void)next_field(&s);
+		if ((dev = next_field(&s)) == NULL ||
+		    (root = next_field(&s)) == NULL ||
+		    (at = next_field(&s)) == NULL || s == NULL ||
+		    strchr(at, ' ') == NULL)
 			continue;
 		*strchr(at, ' ') = '\0';
-		if (n == cap)
-			m = xrealloc(m, (cap = 2 * cap + 32) * sizeof(*m));
-		snprintf(m[n].dev, sizeof(m[n].dev), "%s", dev);
-		snprintf(m[n].root, sizeof(m[n].root), "%s", root);
-		snprintf(m[n].at, sizeof(m[n].at), "%s", at);
-		mnt_unescape(m[n].root);
-		mnt_unescape(m[n].at);
-		n++;
+		mnt_unescape(root);
+		mnt_unescape(at);
+		if (t->n == cap_m)
+			t->m = xrealloc(t->m, (cap_m = 2 * cap_m + 32) *
+			    sizeof(*t->m));
+		t->m[t->n].dev = dev;
+		t->m[t->n].root = root;
+		t->m[t->n].at = at;
+		t->n++;
 	}
-	fclose(f);
-	*out = m;
-	return n;
 }
 
 /*
@@ -433,10 +474,11 @@ read_mnts(struct mnt_line **out)
 static int
 deny_read_shown_elsewhere(const struct policy *pol, struct sbx_err *e)
 {
-	struct mnt_line *m = NULL;
+	struct mnts t = { NULL, NULL, 0 };
+	const struct mnt_line *m = NULL;
 	size_t n = 0, i, j, k;
 	char fs[2 * PATH_MAX];
-	int bad = 0;
+	int bad = 0, loaded = 0;
 
 	for (i = 0; i < pol->n && !bad; i++) {
 		const struct rule *r = &pol->r[i];
@@ -444,7 +486,13 @@ deny_read_shown_elsewhere(const struct policy *pol, struct sbx_err *e)
 
 		if (r->kind != RULE_DENY_READ || r->type == PATH_MISSING)
 			continue;
-		if (m == NULL && (n = read_mnts(&m)) == 0)
+		if (!loaded) {
+			read_mnts(&t);
+			loaded = 1;
+			m = t.m;
+			n = t.n;
+		}
+		if (n == 0)
 			break;
 		for (j = 0; j < n && !bad; j++) {
 			if (!path_under(r->path, m[j].at))
@@ -470,7 +518,8 @@ deny_read_shown_elsewhere(const struct policy *pol, struct sbx_err *e)
 			    "mount): Landlock holds inodes and cannot hide it "
 			    "there; use --backend bwrap", shown(r->path));
 	}
-	free(m);
+	free(t.m);
+	free(t.text);
 	return bad ? -1 : 0;
 }
 
