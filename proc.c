@@ -476,13 +476,12 @@ keeper(const struct run *r, pid_t parent, int outw, int errw, int statusw,
 	if (pipe2(ex, O_CLOEXEC) < 0)
 		child_fail(statusw, ST_SETUP, STEP_KEEPER, errno);
 	/*
-	 * With no terminal to take, the command starts vfork-style, also
-	 * under Landlock: its confine() waits on sbx's answer (ST_GO), and
-	 * sbx, not this keeper, is the one it waits on, so nothing waits in
-	 * a circle; should sbx die meanwhile, the answer's socket ends and
-	 * the command with it (see proc_spawn_shared()).
+	 * With nothing to do before its exec but set up descriptors (no
+	 * sandbox to enter, no terminal), the command starts vfork-style;
+	 * Landlock's waits on sbx in confine() first: forked (see
+	 * proc_spawn_shared()).
 	 */
-	if (!r->tty) {
+	if (!r->tty && r->l->confine == NULL) {
 		struct keeper_start k;
 
 		k.r = r;
@@ -597,9 +596,9 @@ child(const struct run *r, pid_t parent, int outw, int errw, int statusw,
  * default (proc_signals_default()); fn must do that before anything
  * that could take one. Not for a child that lives on without an exec
  * (the keeper): the caller would wait for it; nor for one that waits on
- * the caller itself before its exec: every signal blocked, the caller
- * could not answer it. (Landlock's command waits on sbx, and its caller
- * is the keeper.)
+ * another process before its exec (Landlock's command hands its filter's
+ * listener to sbx first): the caller, every signal blocked, could not
+ * hear that process die, and the two would wait on each other.
  */
 #define SHARED_STACK	(128 * 1024)
 #if defined(__SANITIZE_ADDRESS__)
