@@ -377,90 +377,6 @@ merge_rules(struct ll_plan *p)
 	p->n = j + 1;
 }
 
-/* One line of /proc/self/mountinfo: its device, root and mount point,
- * pointing into the table's text (mnts.text). */
-struct mnt_line {
-	const char	*dev;
-	const char	*root;
-	const char	*at;
-};
-
-struct mnts {
-	char		*text;
-	struct mnt_line	*m;
-	size_t		 n;
-};
-
-/* The field after s's next space, cut off at its own space; or NULL. */
-static char *
-next_field(char **s)
-{
-	char *f, *sp;
-
-	if (*s == NULL || (sp = strchr(*s, ' ')) == NULL)
-		return *s = NULL;
-	f = sp + 1;
-	*sp = '\0';
-	*s = f;
-	return f;
-}
-
-/*
- * The mount table, read whole in one buffer and split in place: a copy
- * of each line's fields would touch pages of their own, which cost more
- * than the kernel's writing of the table. 0 entries when it cannot be
- * read.
- */
-static void
-read_mnts(struct mnts *t)
-{
-	size_t len = 0, cap = 16384, cap_m = 0;
-	char *line, *nl, *s, *dev, *root, *at;
-	ssize_t r;
-	int fd;
-
-	memset(t, 0, sizeof(*t));
-	if ((fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)) < 0)
-		return;
-	t->text = xmalloc(cap);
-	while ((r = read(fd, t->text + len, cap - len - 1)) != 0) {
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			len = 0;
-			break;
-		}
-		if ((len += (size_t)r) + 1 == cap)
-			t->text = xrealloc(t->text, cap *= 2);
-	}
-	close(fd);
-	t->text[len] = '\0';
-	for (line = t->text; *line; line = nl) {
-		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... */
-		if ((nl = strchr(line, '\n')) != NULL)
-			*nl++ = '\0';
-		else
-			nl = line + strlen(line);
-		s = line;
-		(void)next_field(&s);
-		if ((dev = next_field(&s)) == NULL ||
-		    (root = next_field(&s)) == NULL ||
-		    (at = next_field(&s)) == NULL || s == NULL ||
-		    strchr(at, ' ') == NULL)
-			continue;
-		*strchr(at, ' ') = '\0';
-		mnt_unescape(root);
-		mnt_unescape(at);
-		if (t->n == cap_m)
-			t->m = xrealloc(t->m, (cap_m = 2 * cap_m + 32) *
-			    sizeof(*t->m));
-		t->m[t->n].dev = dev;
-		t->m[t->n].root = root;
-		t->m[t->n].at = at;
-		t->n++;
-	}
-}
-
 /*
  * Landlock's rules hold inodes, not paths: a --deny-read path on a mount
  * whose file system shows the same folders at another mount too (a bind
@@ -474,10 +390,9 @@ read_mnts(struct mnts *t)
 static int
 deny_read_shown_elsewhere(const struct policy *pol, struct sbx_err *e)
 {
-	struct mnts t = { NULL, NULL, 0 };
-	const struct mnt_line *m = NULL;
+	struct mnt_line *m = NULL;
 	size_t n = 0, i, j, k;
-	char fs[2 * PATH_MAX];
+	char fs[2 * PATH_MAX], *text = NULL;
 	int bad = 0, loaded = 0;
 
 	for (i = 0; i < pol->n && !bad; i++) {
@@ -487,10 +402,8 @@ deny_read_shown_elsewhere(const struct policy *pol, struct sbx_err *e)
 		if (r->kind != RULE_DENY_READ || r->type == PATH_MISSING)
 			continue;
 		if (!loaded) {
-			read_mnts(&t);
+			n = mnt_read(&m, &text);
 			loaded = 1;
-			m = t.m;
-			n = t.n;
 		}
 		if (n == 0)
 			break;
@@ -518,8 +431,8 @@ deny_read_shown_elsewhere(const struct policy *pol, struct sbx_err *e)
 			    "mount): Landlock holds inodes and cannot hide it "
 			    "there; use --backend bwrap", shown(r->path));
 	}
-	free(t.m);
-	free(t.text);
+	free(m);
+	free(text);
 	return bad ? -1 : 0;
 }
 

@@ -327,6 +327,14 @@ char	*shell_quote(const char *);
 char	*path_join(const char *, const char *);
 int	 path_under(const char *, const char *);
 void	 mnt_unescape(char *);
+/* One line of /proc/self/mountinfo, pointing into mnt_read()'s buffer. */
+struct mnt_line {
+	char	*dev;		/* MAJ:MIN */
+	char	*root;		/* the mount's root in its file system */
+	char	*at;		/* the mount point */
+	char	*opts;		/* the mount's own options (rw,nosuid,...) */
+};
+size_t	 mnt_read(struct mnt_line **, char **);
 const char *signal_name(int);
 int	 set_cloexec(int);
 int	 set_nonblock(int);

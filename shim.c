@@ -474,56 +474,25 @@ struct mnt {
 	int	 rw;
 };
 
-/*
- * The whole table in one buffer (*buf, freed by the caller), read with
- * read(2) and cut up in place: no stdio, no copy of each line.
- */
+/* The table (mnt_read()), each line's mount point and rw flag. */
 static size_t
 read_mounts(struct mnt **out, char **buf)
 {
-	char *b = NULL, *line, *next, *f[7], *p;
-	size_t len = 0, cap = 0, n = 0, max = 0;
-	struct mnt *m = NULL;
-	ssize_t r;
-	int fd, k;
+	struct mnt_line *l;
+	struct mnt *m;
+	size_t n, i;
 
-	*buf = NULL;
-	if ((fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)) < 0)
+	*out = NULL;
+	if ((n = mnt_read(&l, buf)) == 0)
 		return 0;
-	for (;;) {
-		if (cap - len < 4096)
-			b = xrealloc(b, cap = 2 * cap + 16384);
-		if ((r = read(fd, b + len, cap - len - 1)) < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		len += (size_t)r;
+	m = xcalloc(n, sizeof(*m));
+	for (i = 0; i < n; i++) {
+		m[i].path = l[i].at;
+		m[i].rw = strncmp(l[i].opts, "rw", 2) == 0 &&
+		    (l[i].opts[2] == ',' || l[i].opts[2] == '\0');
 	}
-	close(fd);
-	if (r < 0 || b == NULL) {
-		free(b);
-		return 0;
-	}
-	b[len] = '\0';
-	for (line = b; *line != '\0'; line = next) {
-		if ((next = strchr(line, '\n')) != NULL)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
-		for (k = 0, p = line; k < 7 && p != NULL; k++)
-			f[k] = strsep(&p, " ");
-		if (k < 7 || f[5] == NULL)
-			continue;
-		mnt_unescape(f[4]);
-		if (n == max)
-			m = xrealloc(m, (max = 2 * max + 64) * sizeof(*m));
-		m[n].path = f[4];
-		m[n].rw = strncmp(f[5], "rw", 2) == 0 &&
-		    (f[5][2] == ',' || f[5][2] == '\0');
-		n++;
-	}
+	free(l);
 	*out = m;
-	*buf = b;
 	return n;
 }
 
