@@ -10,7 +10,7 @@ LDLIBS = -lpthread
 PREFIX = /usr/local
 DESTDIR =
 
-OBJ = sbx.o util.o proc.o shim.o capture.o result.o policy.o bwrap.o \
+OBJ = sbx.o alloc.o util.o proc.o shim.o capture.o result.o policy.o bwrap.o \
 	seccomp.o landlock.o notify.o seatbelt.o proxy.o tty.o limits.o \
 	tmp.o cache.o netns.o gitcfg.o timing.o
 

@@ -5,6 +5,7 @@
 # (-C), or the run says --host-tmp.
 #
 # Which file takes which test:
+#   alloc     sbx's own malloc (static musl build) under load and attack
 #   cli       the command line, bad input, the environment, --result, JSON
 #   exit      exit statuses and signals
 #   timeout   -t, -k, the drain window, process-tree cleanup
