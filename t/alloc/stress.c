@@ -5,7 +5,11 @@
  *                 pattern of its own and checked before it is freed
  *   double        frees one block twice        (must abort)
  *   stray         frees a pointer inside a block (must abort)
- *   forged        frees a large block whose header was overwritten (abort)
+ *   never         frees a pointer into a page malloc never gave   (abort)
+ *   bigdouble     frees a large block twice     (must abort)
+ *   fence         writes 512 bytes past a large block's mapping, then
+ *                 allocates: dies by SIGSEGV at the fence, or gets
+ *                 blocks of its own (never one still in use)
  *   overflow      writes past a small block, then frees both neighbours
  *                 (must not abort: no metadata lives beside a block)
  *   align         aligned_alloc/posix_memalign at 32..65536, then frees
@@ -17,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -147,8 +152,8 @@ main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
 	char *p, *q;
-	void *a;
-	size_t al;
+	void *a, *b;
+	size_t al, n;
 
 	if (strcmp(m, "stress") == 0)
 		return stress();
@@ -165,11 +170,31 @@ main(int argc, char **argv)
 		puts("survived");
 		return 0;
 	}
-	if (strcmp(m, "forged") == 0) {
+	if (strcmp(m, "never") == 0) {
+		p = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		free(p + 16);
+		puts("survived");
+		return 0;
+	}
+	if (strcmp(m, "bigdouble") == 0) {
 		p = malloc(200000);
-		memset(p - 16, 0x41, 16);
+		free(p);
 		free(p);
 		puts("survived");
+		return 0;
+	}
+	if (strcmp(m, "fence") == 0) {
+		p = malloc(40);
+		memset(p, 0x41, 40);
+		malloc(40000);
+		q = malloc(40000);
+		memset(q + 40960 - 16, 0, 512);
+		a = malloc(40);
+		b = malloc(40);
+		if (a == p || b == p || a == b || p[0] != 0x41)
+			return 1;
+		puts("ok");
 		return 0;
 	}
 	if (strcmp(m, "overflow") == 0) {
@@ -189,7 +214,14 @@ main(int argc, char **argv)
 			    (uintptr_t)a % al != 0)
 				return 1;
 			memset(a, 1, al * 3 + 5);
-			free(a);
+			if ((q = realloc(a, al * 40 + 7)) == NULL ||
+			    q[al * 3 + 4] != 1)
+				return 1;
+			memset(q, 3, al * 40 + 7);
+			n = al * 40 + 7 < 40001 ? al * 40 + 7 : 40001;
+			if ((q = realloc(q, 40001)) == NULL || q[n - 1] != 3)
+				return 1;
+			free(q);
 			if (posix_memalign(&a, al, 100) != 0 ||
 			    (uintptr_t)a % al != 0)
 				return 1;
