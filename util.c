@@ -352,13 +352,17 @@ path_join(const char *dir, const char *name)
 int
 path_under(const char *path, const char *dir)
 {
-	size_t n = strlen(dir);
-
-	if (n == 1 && dir[0] == '/')
+	/* One pass that stops at the first difference: the policy asks this
+	 * of every held name against every writable folder, and most differ
+	 * within a few bytes (a strlen and a strncmp each were 8% of a
+	 * launch's instructions). */
+	if (dir[0] == '/' && dir[1] == '\0')
 		return path[0] == '/';
-	if (strncmp(path, dir, n) != 0)
-		return 0;
-	return path[n] == '\0' || path[n] == '/';
+	while (*dir != '\0' && *path == *dir) {
+		path++;
+		dir++;
+	}
+	return *dir == '\0' && (*path == '\0' || *path == '/');
 }
 
 /*
